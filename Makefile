@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0
+# Entry points of the task-isolation fork.  Every target is a thin wrapper
+# around a script in tools/ (each has --help).  Build outputs live in
+# $(BUILD) (default ./build, outside git); caches in ~/.cache/task-isolation.
+
+BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
+ARCH ?= x86_64
+CONFIG ?= default
+export BUILD FORCE
+
+.DEFAULT_GOAL := all
+.PHONY: all help deps tree save rebase kernel rootfs boot-test check check-arm \
+	check-workflow clean
+
+all: deps tree ## the main job: pinned tree with the series replayed
+
+help: ## list the targets
+	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+	@echo "  variables: BUILD=dir (or O=), ARCH=x86_64|arm64|arm, CONFIG=default|debug,"
+	@echo "             VERSION=<debian version> (rebase), FORCE=1 (drop unsaved work, with backup)"
+
+deps: ## install the Debian packages the workflow needs (root)
+	tools/deps.sh
+
+tree: ## prepare $(BUILD)/linux: pinned base + topic bundles replayed
+	tools/tree.sh
+
+save: ## write changed topic branches back to topic-branches/*.bundle
+	tools/save.sh
+
+rebase: ## move the series to VERSION=<debian version> of the package
+	@test -n "$(VERSION)" || { echo "usage: make rebase VERSION=<debian version>" >&2; exit 2; }
+	tools/rebase.sh "$(VERSION)"
+
+kernel: ## build the test kernel for ARCH (CONFIG=default|debug)
+	tools/kernel.sh --arch $(ARCH) --config $(CONFIG)
+
+rootfs: ## build or reuse the cached Debian 12 guest image for ARCH
+	tools/rootfs.sh --arch $(ARCH)
+
+boot-test: ## boot ARCH's kernel under QEMU and run the selftest suite
+	tools/boot-test.sh --arch $(ARCH) --config $(CONFIG)
+
+check-workflow: ## prove the fork workflow (determinism, replay, safety)
+	tools/check-workflow.sh
+
+check: deps tree ## the test command: workflow checks + x86_64 and arm64 boot tests
+	tools/check-workflow.sh
+	$(MAKE) kernel ARCH=x86_64
+	$(MAKE) boot-test ARCH=x86_64
+
+clean: ## remove kernel objects (keeps the tree, the base import and caches)
+	rm -rf $(BUILD)/obj $(BUILD)/boot

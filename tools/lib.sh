@@ -1,0 +1,327 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the scripts in tools/.  Source it; do not run it.
+#
+# Layout (all outside git, under $BUILD, default ./build):
+#   $BUILD/base.git      bare repository holding only the imported base commit(s)
+#   $BUILD/linux         the kernel work tree: topic branches + "tip"; its object
+#                        store borrows the base objects from base.git (alternates)
+#   $BUILD/obj/<arch>-<variant>   out-of-tree kernel objects (make kernel)
+#   $BUILD/logs          one log per script run
+#
+# Exit codes shared by every script:
+#   0 success, 1 failure of the thing under test, 2 usage error,
+#   3 missing tool or package, 4 refused to protect unsaved work,
+#   5 bad input (wrong version, corrupt bundle, checksum mismatch)
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-${O:-$TOP/build}}
+case $BUILD in /*) ;; *) BUILD=$PWD/$BUILD ;; esac
+TREE=$BUILD/linux
+BASE_GIT=$BUILD/base.git
+LOGDIR=$BUILD/logs
+SERIES_FILE=$TOP/topic-branches/series
+BUNDLE_DIR=$TOP/topic-branches
+TIP_BRANCH=tip
+
+E_FAIL=1 E_USAGE=2 E_TOOL=3 E_UNSAVED=4 E_INPUT=5
+
+# Identity and dates used for the deterministic base import.  Changing any
+# of these changes the base commit id and invalidates every bundle.
+IMPORT_NAME="Debian linux-source importer"
+IMPORT_EMAIL="import@task-isolation.invalid"
+IMPORT_DATE="2000-01-01T00:00:00+0000"
+
+PROG=$(basename "$0" .sh)
+
+msg() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() {
+	local rc=$1
+	shift
+	printf '%s: error: %s\n' "$PROG" "$*" >&2
+	exit "$rc"
+}
+# progress STEP...: a timestamped line for long steps.
+progress() { printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$PROG" "$*" >&2; }
+
+# start_log NAME: tee stderr and stdout into $LOGDIR/NAME-<time>.log.
+start_log() {
+	mkdir -p "$LOGDIR"
+	LOGFILE=$LOGDIR/$1-$(date +%Y%m%d-%H%M%S).log
+	exec > >(tee -a "$LOGFILE") 2> >(tee -a "$LOGFILE" >&2)
+	msg "log: $LOGFILE"
+}
+
+need_tools() {
+	local t missing=()
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || missing+=("$t")
+	done
+	[ ${#missing[@]} -eq 0 ] ||
+		die $E_TOOL "missing tool(s): ${missing[*]} (run: make deps)"
+}
+
+# base_field KEY [FILE]: value of "key: value" in upstream-base.txt.
+base_field() {
+	local file=${2:-$TOP/upstream-base.txt}
+	sed -n "s/^$1:[[:space:]]*//p" "$file" | head -n 1
+}
+
+# series_topics: topic names in series order (comments and blanks skipped).
+series_topics() {
+	[ -f "$SERIES_FILE" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$SERIES_FILE"
+}
+
+bundle_path() { echo "$BUNDLE_DIR/$1.bundle"; }
+
+# bundle_header BUNDLE: the text header of a v2/v3 git bundle (up to the
+# blank line that precedes the pack).
+bundle_header() { LC_ALL=C sed -n '/^$/q;p' "$1"; }
+
+# bundle_head BUNDLE NAME: the commit the bundle records for refs/heads/NAME.
+bundle_head() {
+	bundle_header "$1" | awk -v r="refs/heads/$2" '$2 == r { print $1 }'
+}
+
+# bundle_prereqs BUNDLE: prerequisite commit ids.
+bundle_prereqs() { bundle_header "$1" | sed -n 's/^-\([0-9a-f]\{40\}\).*/\1/p'; }
+
+tgit() { git -C "$TREE" "$@"; }
+
+# base_ref VERSION: where base.git keeps the import of a package version.
+base_ref() { echo "refs/bases/$(echo "$1" | tr '~:' '__')"; }
+
+# tree_unsaved: print a description of work in $TREE that no bundle holds:
+# commits on local branches not reachable from any bundle head (or the
+# base), uncommitted edits and untracked files.  Prints nothing when safe.
+tree_unsaved() {
+	[ -d "$TREE/.git" ] || return 0
+	local keep=() t b h ref name n
+	for t in $(series_topics); do
+		b=$(bundle_path "$t")
+		[ -f "$b" ] || continue
+		h=$(bundle_head "$b" "$t")
+		[ -n "$h" ] && tgit cat-file -e "$h^{commit}" 2>/dev/null && keep+=("^$h")
+	done
+	for ref in $(tgit for-each-ref --format='%(objectname)' refs/heads/base); do
+		keep+=("^$ref")
+	done
+	while read -r ref name; do
+		n=$(tgit rev-list --count "$ref" "${keep[@]}" 2>/dev/null || echo 0)
+		if [ "$n" -gt 0 ]; then
+			echo "branch $name has $n commit(s) not saved in any bundle:"
+			tgit log --oneline --no-decorate "$ref" "${keep[@]}" | head -n 10 |
+				sed 's/^/    /'
+		fi
+	done < <(tgit for-each-ref --format='%(objectname) %(refname:short)' refs/heads/)
+	local st
+	st=$(tgit status --porcelain 2>/dev/null | head -n 20)
+	if [ -n "$st" ]; then
+		echo "uncommitted edits or untracked files:"
+		printf '%s\n' "$st" | sed 's/^/    /'
+	fi
+}
+
+# protect_tree ACTION: refuse ACTION when $TREE holds unsaved work, unless
+# FORCE=1, in which case keep a backup ref and a stash of what is dropped.
+protect_tree() {
+	local report
+	report=$(tree_unsaved)
+	[ -n "$report" ] || return 0
+	if [ "${FORCE:-0}" != 1 ]; then
+		printf '%s\n' "$report" >&2
+		die $E_UNSAVED "$TREE holds work that is not in topic-branches/*.bundle; refusing to $1.
+  save it:    commit on the topic branch, then 'make save' (and git commit the bundles)
+  discard it: 'make $2 FORCE=1' (keeps refs/backup/* and a git stash in $TREE)"
+	fi
+	local stamp ref name
+	stamp=$(date +%Y%m%d-%H%M%S)
+	while read -r ref name; do
+		tgit update-ref "refs/backup/$stamp/$name" "$ref"
+	done < <(tgit for-each-ref --format='%(objectname) %(refname:short)' refs/heads/)
+	if [ -n "$(tgit status --porcelain | head -n 1)" ]; then
+		tgit stash push --include-untracked -q -m "FORCE=1 backup $stamp"
+		msg "uncommitted edits saved as: $(tgit stash list | head -n 1)"
+	fi
+	msg "FORCE=1: branch tips saved under refs/backup/$stamp/ in $TREE"
+}
+
+# ensure_package PACKAGE VERSION: make apt's PACKAGE be exactly VERSION.
+ensure_package() {
+	local pkg=$1 ver=$2 have
+	have=$(dpkg-query -W -f='${Status} ${Version}' "$pkg" 2>/dev/null || true)
+	[ "$have" = "install ok installed $ver" ] && return 0
+	need_tools apt-get apt-cache
+	if ! apt-cache madison "$pkg" 2>/dev/null | awk '{print $3}' | grep -qxF "$ver"; then
+		[ "$(id -u)" = 0 ] && apt-get update -qq >/dev/null 2>&1 || true
+	fi
+	if ! apt-cache madison "$pkg" 2>/dev/null | awk '{print $3}' | grep -qxF "$ver"; then
+		local offered
+		offered=$(apt-cache madison "$pkg" 2>/dev/null | awk '{print $3}' | paste -sd' ' -)
+		die $E_INPUT "$pkg version $ver is not offered by apt (offered: ${offered:-none}); pick one and run 'make rebase VERSION=<version>'"
+	fi
+	[ "$(id -u)" = 0 ] ||
+		die $E_TOOL "$pkg $ver is not installed; run as root: apt-get install $pkg=$ver"
+	progress "installing $pkg=$ver with apt"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --allow-downgrades \
+		--no-install-recommends "$pkg=$ver" >"$LOGDIR/apt-$pkg.log" 2>&1 ||
+		die $E_TOOL "apt-get install $pkg=$ver failed; see $LOGDIR/apt-$pkg.log"
+}
+
+# strip_debian_gitignore DIR: Debian's tarball appends "/*" and "!/debian/" to
+# the top-level .gitignore (its packaging repository ignores the kernel
+# tree).  Remove exactly that block so new files stay visible to git; the
+# change is deterministic, so the base commit id stays reproducible.
+strip_debian_gitignore() {
+	local gi=$1/.gitignore
+	[ -f "$gi" ] || return 0
+	awk '
+		{ line[NR] = $0 }
+		END {
+			n = NR
+			if (n >= 5 && line[n] == "!/debian/" && line[n-1] == "/*" &&
+			    line[n-3] ~ /^# Debian packaging/) {
+				n -= 5
+				if (line[n+1] != "#") n++
+			}
+			for (i = 1; i <= n; i++) print line[i]
+		}' "$gi" >"$gi.new"
+	mv "$gi.new" "$gi"
+}
+
+# import_base VERSION SHA256 DEST: import linux-source-<series> VERSION into
+# base.git as a deterministic commit and leave its unpacked tree in DEST
+# (a new directory).  Prints the commit id.
+import_base() {
+	local ver=$1 sum=$2 dest=$3
+	local pkg tarball have id tree
+	pkg=$(base_field package)
+	tarball=$(base_field tarball)
+	ensure_package "$pkg" "$ver"
+	progress "verifying sha256 of $tarball"
+	have=$(sha256sum "$tarball" | cut -d' ' -f1)
+	[ "$have" = "$sum" ] ||
+		die $E_INPUT "sha256 of $tarball is $have, upstream-base.txt expects $sum; reinstall the package (apt-get install --reinstall $pkg=$ver) or fix the pin"
+	[ ! -e "$dest" ] || die $E_FAIL "$dest exists; remove it first"
+	mkdir -p "$dest"
+	progress "unpacking $tarball (about 20 s)"
+	tar -xf "$tarball" -C "$dest" --strip-components=1 --no-same-owner
+	strip_debian_gitignore "$dest"
+	[ -d "$BASE_GIT" ] || git init -q --bare "$BASE_GIT"
+	progress "hashing the tree into $BASE_GIT (about a minute)"
+	local gitx=(git -c core.autocrlf=false -c core.fileMode=true -c core.symlinks=true
+		-c core.bigFileThreshold=512m --git-dir="$BASE_GIT" --work-tree="$dest")
+	rm -f "$BUILD/import.index"
+	GIT_INDEX_FILE=$BUILD/import.index "${gitx[@]}" add -A -f .
+	tree=$(GIT_INDEX_FILE=$BUILD/import.index "${gitx[@]}" write-tree)
+	id=$(GIT_AUTHOR_NAME=$IMPORT_NAME GIT_AUTHOR_EMAIL=$IMPORT_EMAIL \
+		GIT_AUTHOR_DATE=$IMPORT_DATE GIT_COMMITTER_NAME=$IMPORT_NAME \
+		GIT_COMMITTER_EMAIL=$IMPORT_EMAIL GIT_COMMITTER_DATE=$IMPORT_DATE \
+		"${gitx[@]}" commit-tree --no-gpg-sign "$tree" \
+		-m "Import $pkg $ver" \
+		-m "Unpacked from /usr/src of Debian's $pkg package, version $ver.
+The trailing Debian-packaging block of the top-level .gitignore is removed.")
+	git --git-dir="$BASE_GIT" update-ref "$(base_ref "$ver")" "$id"
+	echo "$id"
+}
+
+# tree_create BASE_ID SRC_DIR: make $TREE from an unpacked import (moved,
+# not copied, with the import's index) and point it at base.git's objects.
+tree_create() {
+	local id=$1 src=$2
+	mv "$src" "$TREE"
+	git init -q "$TREE"
+	echo "$BASE_GIT/objects" >"$TREE/.git/objects/info/alternates"
+	tgit config core.autocrlf false
+	tgit config sendemail.smtpserver /usr/sbin/sendmail
+	tgit update-ref refs/heads/base "$id"
+	tgit update-ref "refs/heads/$TIP_BRANCH" "$id"
+	tgit symbolic-ref HEAD "refs/heads/$TIP_BRANCH"
+	mv "$BUILD/import.index" "$TREE/.git/index"
+	tgit update-index -q --refresh >/dev/null || true
+}
+
+# Caches that survive "rm -rf build": rootfs images, debootstrap debs, ccache.
+CACHE=${TI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/task-isolation}
+export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+
+# arch_facts ARCH: set DEBARCH, QEMU, CONSOLE for a test architecture.
+arch_facts() {
+	case $1 in
+	x86_64) DEBARCH=amd64 QEMU=qemu-system-x86_64 CONSOLE=ttyS0 ;;
+	arm64) DEBARCH=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 ;;
+	arm) DEBARCH=armhf QEMU=qemu-system-arm CONSOLE=ttyAMA0 ;;
+	*) die $E_USAGE "unknown arch $1 (x86_64, arm64, arm)" ;;
+	esac
+}
+
+# qemu_argv ARCH KERNEL CPUS CMDLINE DRIVE...: fill QEMU_ARGV for a TCG guest
+# with a serial console on stdio.  Each DRIVE is "file[,opt...]" (virtio).
+qemu_argv() {
+	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d
+	shift 4
+	arch_facts "$arch"
+	QEMU_ARGV=("$QEMU" -accel tcg -smp "$cpus" -m 1024 -nographic -no-reboot
+		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline")
+	case $arch in
+	x86_64) QEMU_ARGV+=(-M pc -cpu max) ;;
+	arm64) QEMU_ARGV+=(-M virt -cpu max,pauth-impdef=on) ;;
+	arm) QEMU_ARGV+=(-M virt,highmem=off -cpu cortex-a15) ;;
+	esac
+	for d in "$@"; do
+		QEMU_ARGV+=(-drive "file=$d,if=virtio,format=raw")
+	done
+}
+
+# tree_base: the base commit the topics sit on (refs/heads/base of $TREE).
+tree_base() { tgit rev-parse -q --verify refs/heads/base^{commit} || die $E_INPUT "$TREE has no base branch (run: make tree)"; }
+
+# save_bundles BASE_ID: write every topic whose tip or start moved into its
+# bundle, verify it, and prove that a replay onto a repository holding only
+# the base objects reproduces every commit id.
+save_bundles() {
+	local base=$1 prev=$1 t b head changed=0 tmp
+	for t in $(series_topics); do
+		head=$(tgit rev-parse -q --verify "refs/heads/$t^{commit}") ||
+			die $E_INPUT "topic $t (topic-branches/series) has no branch in $TREE"
+		[ "$head" != "$prev" ] ||
+			die $E_INPUT "topic $t has no commits: commit to it or 'tools/topic.sh remove $t'"
+		tgit merge-base --is-ancestor "$prev" "$head" ||
+			die $E_INPUT "topic $t does not sit on the previous topic's tip $(tgit log -1 --format=%h "$prev"): run 'tools/topic.sh restack'"
+		b=$(bundle_path "$t")
+		if [ -f "$b" ] && [ "$(bundle_head "$b" "$t")" = "$head" ] &&
+			[ "$(bundle_prereqs "$b")" = "$prev" ]; then
+			prev=$head
+			continue
+		fi
+		tgit bundle create -q "$b.tmp" "refs/heads/$t" "^$prev" 2>/dev/null ||
+			die $E_FAIL "git bundle create failed for $t"
+		tgit bundle verify -q "$b.tmp" >/dev/null 2>&1 ||
+			die $E_FAIL "the new bundle for $t does not verify; the old one is untouched"
+		mv "$b.tmp" "$b"
+		progress "saved $t: $(tgit rev-list --count "$prev..$head") commit(s) -> ${b#"$TOP"/}"
+		changed=$((changed + 1))
+		prev=$head
+	done
+	tgit update-ref "refs/heads/$TIP_BRANCH" "$prev"
+
+	# Fresh replay: a repository that sees only base.git's objects.
+	tmp=$(mktemp -d "$BUILD/replay.XXXXXX")
+	git init -q --bare "$tmp"
+	echo "$BASE_GIT/objects" >"$tmp/objects/info/alternates"
+	prev=$base
+	for t in $(series_topics); do
+		b=$(bundle_path "$t")
+		git --git-dir="$tmp" fetch -q "$b" "refs/heads/$t:refs/heads/$t" 2>"$tmp/err" ||
+			die $E_FAIL "fresh replay of $b failed: $(head -n 1 "$tmp/err")"
+		head=$(git --git-dir="$tmp" rev-parse "refs/heads/$t")
+		[ "$head" = "$(tgit rev-parse "refs/heads/$t")" ] ||
+			die $E_FAIL "fresh replay of $t gives $head, not the branch tip"
+		git --git-dir="$tmp" fsck -q --connectivity-only "refs/heads/$t" >/dev/null 2>&1 ||
+			die $E_FAIL "fresh replay of $t is not connected"
+	done
+	rm -rf "$tmp"
+	progress "$changed bundle(s) written; fresh replay of $(series_topics | wc -l) topic(s) reproduces every commit id"
+}

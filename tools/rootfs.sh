@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build (or find in the cache) the Debian 12 test guest image for one arch.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF2
+usage: tools/rootfs.sh [--arch x86_64|arm64|arm] [--kernel IMAGE] [--print]
+
+Builds a Debian 12 (bookworm) ext4 image from the recipe in rootfs/
+(debootstrap --variant=minbase plus rootfs/packages, /sbin/ti-init as init)
+and caches it as \$TI_CACHE/rootfs/<debarch>-<recipe hash>.ext4, so it is
+rebuilt only when rootfs/ changes.  Foreign architectures are built with
+"debootstrap --foreign"; the second stage then runs inside the guest under
+qemu-system-<arch> with the kernel given by --kernel (default: the one that
+'make kernel ARCH=<arch>' builds).  No binfmt_misc, no loop mounts.
+
+--print  print the image path (building it if needed) as the last line.
+Environment: MIRROR (default http://deb.debian.org/debian), TI_CACHE.
+Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool.
+EOF2
+}
+
+arch=x86_64 kernel=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--arch) arch=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--print) shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit $E_USAGE ;;
+	esac
+done
+arch_facts "$arch"
+key=$( (echo "$DEBARCH"; cd "$TOP/rootfs" && for f in $(ls); do echo "$f"; cat "$f"; done) |
+	sha256sum | cut -c1-12)
+img=$CACHE/rootfs/debian12-$DEBARCH-$key.ext4
+if [ -f "$img" ]; then
+	echo "$img"
+	exit 0
+fi
+need_tools debootstrap mke2fs "$QEMU"
+[ "$(id -u)" = 0 ] || die $E_TOOL "debootstrap needs root to build $img"
+mkdir -p "$CACHE/rootfs" "$CACHE/debootstrap-$DEBARCH" "$BUILD"
+start_log "rootfs-$arch"
+foreign=()
+[ "$DEBARCH" = "$(dpkg --print-architecture)" ] || foreign=(--foreign)
+if [ ${#foreign[@]} -gt 0 ]; then
+	kernel=${kernel:-$("$TOP/tools/kernel.sh" --arch "$arch" --print-image)}
+	[ -f "$kernel" ] || die $E_FAIL "the $arch second stage boots a kernel: build it first (make kernel ARCH=$arch) or pass --kernel"
+fi
+dir=$BUILD/rootfs-$DEBARCH
+rm -rf "$dir"
+pkgs=$(sed -e 's/#.*//' "$TOP/rootfs/packages" | xargs | tr ' ' ',')
+progress "debootstrap bookworm $DEBARCH (minbase + $pkgs) ${foreign[*]:-}"
+debootstrap --variant=minbase --arch="$DEBARCH" "${foreign[@]}" --include="$pkgs" \
+	--cache-dir="$CACHE/debootstrap-$DEBARCH" \
+	bookworm "$dir" "${MIRROR:-http://deb.debian.org/debian}" >"$LOGDIR/debootstrap-$DEBARCH.log" 2>&1 ||
+	die $E_FAIL "debootstrap failed; see $LOGDIR/debootstrap-$DEBARCH.log"
+install -m 0755 "$TOP/rootfs/ti-init" "$dir/sbin/ti-init"
+install -m 0755 "$TOP/rootfs/second-stage" "$dir/sbin/ti-second-stage"
+echo ti-guest >"$dir/etc/hostname"
+rm -rf "$dir/var/cache/apt/archives"/*.deb
+progress "writing ext4 image"
+mke2fs -q -t ext4 -L tiroot -d "$dir" "$img.tmp" 2G ||
+	die $E_FAIL "mke2fs failed"
+if [ ${#foreign[@]} -gt 0 ]; then
+	progress "second stage inside qemu ($QEMU, several minutes under TCG)"
+	qemu_argv "$arch" "$kernel" 2 "root=/dev/vda rw init=/sbin/ti-second-stage" "$img.tmp"
+	log=$LOGDIR/second-stage-$DEBARCH.log
+	timeout 1800 "${QEMU_ARGV[@]}" </dev/null >"$log" 2>&1 || true
+	grep -q 'TI-SECOND-STAGE: OK' "$log" ||
+		die $E_FAIL "second stage failed or timed out; see $log"
+fi
+rm -rf "$dir"
+mv "$img.tmp" "$img"
+progress "rootfs ready: $img"
+echo "$img"

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Manage the list of topics: list, add, remove, move, restack.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF2
+usage: tools/topic.sh list
+       tools/topic.sh add NAME [--after TOPIC]   new empty topic branch (default: last)
+       tools/topic.sh remove NAME                drop a topic; later topics are restacked
+       tools/topic.sh move NAME --after TOPIC|--first
+       tools/topic.sh restack                    rebase each topic onto the previous one
+
+Topics are stacked branches in \$BUILD/linux, in the order of
+topic-branches/series.  Each command edits the series file and the branches;
+'make save' then writes the bundles, and you commit topic-branches/ here.
+restack uses each bundle's recorded start as the old base, so an amended
+earlier topic carries the later ones along.  On a conflict it stops inside
+git rebase: resolve, 'git -C \$BUILD/linux rebase --continue', run restack again.
+Exit codes: 0 ok, 1 conflict, 2 usage, 5 bad input.
+EOF2
+}
+
+[ -d "$TREE/.git" ] || [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ||
+	die $E_INPUT "no tree in $TREE (run: make tree)"
+
+# old_start TOPIC: the commit the topic's saved bundle starts from.
+old_start() {
+	local b
+	b=$(bundle_path "$1")
+	if [ -f "$b" ]; then bundle_prereqs "$b" | head -n 1
+	else tgit config "branch.$1.tistart" || true
+	fi
+}
+
+restack() {
+	local prev t start
+	prev=$(tree_base)
+	for t in $(series_topics); do
+		start=$(old_start "$t")
+		[ -n "$start" ] || start=$(tgit merge-base "$prev" "refs/heads/$t")
+		if [ "$start" != "$prev" ] && ! tgit merge-base --is-ancestor "$prev" "refs/heads/$t"; then
+			progress "restacking $t onto $(tgit log -1 --format='%h %s' "$prev")"
+			if ! tgit rebase -q --onto "$prev" "$start" "$t"; then
+				die $E_FAIL "conflict while moving topic $t: resolve in $TREE, 'git rebase --continue', then run 'tools/topic.sh restack' again"
+			fi
+		fi
+		tgit config "branch.$t.tistart" "$prev"
+		prev=$(tgit rev-parse "refs/heads/$t")
+	done
+	tgit update-ref "refs/heads/$TIP_BRANCH" "$prev"
+	progress "series restacked; run 'make save' to write the bundles"
+}
+
+cmd=${1:-list}
+shift || true
+case $cmd in
+list)
+	prev=$(tree_base)
+	for t in $(series_topics); do
+		n=$(tgit rev-list --count "$prev..refs/heads/$t" 2>/dev/null || echo "?")
+		printf '%-28s %3s commit(s)\n' "$t" "$n"
+		prev=$(tgit rev-parse -q --verify "refs/heads/$t" || echo "$prev")
+	done
+	;;
+add)
+	name=${1:?NAME}
+	after=${3:-$(series_topics | tail -n 1)}
+	[ "${2:-}" = "" ] || [ "$2" = --after ] || die $E_USAGE "add NAME [--after TOPIC]"
+	series_topics | grep -qxF "$name" && die $E_INPUT "topic $name exists"
+	if [ -n "$after" ]; then
+		series_topics | grep -qxF "$after" || die $E_INPUT "no topic $after"
+		start=$(tgit rev-parse "refs/heads/$after")
+	else
+		start=$(tree_base)
+	fi
+	tgit branch "$name" "$start"
+	tgit config "branch.$name.tistart" "$start"
+	if [ -n "$after" ]; then
+		sed -i "/^$after\$/a $name" "$SERIES_FILE"
+	else
+		mkdir -p "$BUNDLE_DIR"
+		echo "$name" >>"$SERIES_FILE"
+	fi
+	msg "topic $name added after ${after:-base}; commit on it (git -C $TREE switch $name), then make save"
+	;;
+remove)
+	name=${1:?NAME}
+	series_topics | grep -qxF "$name" || die $E_INPUT "no topic $name"
+	protect_tree "remove a topic" "tree"
+	sed -i "/^$name\$/d" "$SERIES_FILE"
+	rm -f "$(bundle_path "$name")"
+	tgit update-ref "refs/backup/removed/$name" "refs/heads/$name"
+	tgit checkout -q --detach
+	tgit branch -q -D "$name"
+	restack
+	tgit checkout -q "$TIP_BRANCH"
+	msg "removed $name (kept as refs/backup/removed/$name); run make save and commit topic-branches/"
+	;;
+move)
+	name=${1:?NAME}
+	series_topics | grep -qxF "$name" || die $E_INPUT "no topic $name"
+	protect_tree "move a topic" "tree"
+	sed -i "/^$name\$/d" "$SERIES_FILE"
+	case ${2:-} in
+	--first) sed -i "0,/^[^#[:space:]]/s//$name\n&/" "$SERIES_FILE" ;;
+	--after) sed -i "/^${3:?TOPIC}\$/a $name" "$SERIES_FILE" ;;
+	*) die $E_USAGE "move NAME --after TOPIC|--first" ;;
+	esac
+	tgit checkout -q --detach
+	restack
+	tgit checkout -q "$TIP_BRANCH"
+	;;
+restack) restack ;;
+-h | --help) usage ;;
+*) usage >&2; exit $E_USAGE ;;
+esac
