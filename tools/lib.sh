@@ -179,12 +179,15 @@ strip_debian_gitignore() {
 	[ -f "$gi" ] || return 0
 	awk '
 		{ line[NR] = $0 }
+		/^# Debian packaging/ { k = NR }
 		END {
 			n = NR
-			if (n >= 5 && line[n] == "!/debian/" && line[n-1] == "/*" &&
-			    line[n-3] ~ /^# Debian packaging/) {
-				n -= 5
-				if (line[n+1] != "#") n++
+			if (k && line[n] == "!/debian/" && line[n-1] == "/*") {
+				n = k - 1
+				if (line[n] == "#")
+					n--
+				while (n > 0 && line[n] == "")
+					n--
 			}
 			for (i = 1; i <= n; i++) print line[i]
 		}' "$gi" >"$gi.new"
@@ -309,6 +312,8 @@ save_bundles() {
 
 	# Fresh replay: a repository that sees only base.git's objects.
 	tmp=$(mktemp -d "$BUILD/replay.XXXXXX")
+	# shellcheck disable=SC2064 # expand now: $tmp is local
+	trap "rm -rf '$tmp'" EXIT
 	git init -q --bare "$tmp"
 	echo "$BASE_GIT/objects" >"$tmp/objects/info/alternates"
 	prev=$base
@@ -319,7 +324,7 @@ save_bundles() {
 		head=$(git --git-dir="$tmp" rev-parse "refs/heads/$t")
 		[ "$head" = "$(tgit rev-parse "refs/heads/$t")" ] ||
 			die $E_FAIL "fresh replay of $t gives $head, not the branch tip"
-		git --git-dir="$tmp" fsck -q --connectivity-only "refs/heads/$t" >/dev/null 2>&1 ||
+		git --git-dir="$tmp" fsck --no-dangling --no-progress --connectivity-only "refs/heads/$t" >/dev/null 2>&1 ||
 			die $E_FAIL "fresh replay of $t is not connected"
 	done
 	rm -rf "$tmp"

@@ -16,17 +16,19 @@ qemu-system-<arch> with the kernel given by --kernel (default: the one that
 'make kernel ARCH=<arch>' builds).  No binfmt_misc, no loop mounts.
 
 --print  print the image path (building it if needed) as the last line.
+--check  print the image path if it is built, else exit 1 (build nothing).
 Environment: MIRROR (default http://deb.debian.org/debian), TI_CACHE.
 Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool.
 EOF2
 }
 
-arch=x86_64 kernel=""
+arch=x86_64 kernel="" check=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) arch=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--print) shift ;;
+	--check) check=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit $E_USAGE ;;
 	esac
@@ -39,6 +41,7 @@ if [ -f "$img" ]; then
 	echo "$img"
 	exit 0
 fi
+[ $check = 0 ] || exit 1
 need_tools debootstrap mke2fs "$QEMU"
 [ "$(id -u)" = 0 ] || die $E_TOOL "debootstrap needs root to build $img"
 mkdir -p "$CACHE/rootfs" "$CACHE/debootstrap-$DEBARCH" "$BUILD"

@@ -1,0 +1,987 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selftests for task isolation: prctl(PR_TASK_ISOLATION).
+ *
+ * Needs a kernel with CONFIG_TASK_ISOLATION booted with
+ * "isolcpus=nohz,domain,LIST nohz_full=LIST" and, for the tests that wait
+ * for a quiet CPU, the deadline fair server disabled on LIST (see
+ * Documentation/userspace-api/task_isolation.rst); tools/boot-test.sh of
+ * the task isolation tree sets all of it up.  Tests that need an isolated
+ * CPU are skipped without one.
+ *
+ * While isolated, a test may not make a syscall (that would end
+ * isolation): it spins on memory shared with a helper until it is told to
+ * stop, and only checks and reports afterwards.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <linux/prctl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#ifndef PR_TASK_ISOLATION
+#error "these tests need <linux/prctl.h> from a kernel with task isolation"
+#endif
+
+#define MAX_CPUS		64
+#define EAGAIN_TRIES		2000
+#define SYSFS_CPU		"/sys/devices/system/cpu/"
+#define TRACEFS			"/sys/kernel/tracing/"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int read_cpulist(const char *path, int *cpus, int max)
+{
+	char buf[256], *p = buf;
+	int n = 0, a, b, len;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	while (n < max && sscanf(p, "%d%n", &a, &len) == 1) {
+		p += len;
+		b = a;
+		if (*p == '-' && sscanf(p + 1, "%d%n", &b, &len) == 1)
+			p += len + 1;
+		for (; a <= b && n < max; a++)
+			cpus[n++] = a;
+		if (*p != ',')
+			break;
+		p++;
+	}
+	return n;
+}
+
+/* CPUs that can run isolated tasks, as the kernel reports them. */
+static int isolated_cpus(int *cpus)
+{
+	return read_cpulist(SYSFS_CPU "task_isolation", cpus, MAX_CPUS);
+}
+
+static int first_isolated_cpu(void)
+{
+	int cpus[MAX_CPUS];
+
+	return isolated_cpus(cpus) > 0 ? cpus[0] : -1;
+}
+
+#define NEED_ISOLATED_CPU(cpu)						\
+	do {								\
+		cpu = first_isolated_cpu();				\
+		if (cpu < 0)						\
+			SKIP(return, "no CPU can run isolated tasks "	\
+			     "(boot with isolcpus=nohz,domain,LIST nohz_full=LIST)"); \
+	} while (0)
+
+static int pin_tid(pid_t tid, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(tid, sizeof(set), &set);
+}
+
+static int pin(int cpu)
+{
+	return pin_tid(0, cpu);
+}
+
+static int ti_set(unsigned long flags)
+{
+	return prctl(PR_TASK_ISOLATION, flags, 0, 0, 0);
+}
+
+static int ti_get(void)
+{
+	return prctl(PR_GET_TASK_ISOLATION, 0, 0, 0, 0);
+}
+
+static int eagain_count;
+
+/*
+ * Enter isolation, retrying while the kernel says the CPU is not quiet
+ * yet.  Returns 0 (isolated: no syscall until it is left!) or -errno.
+ */
+static int isolate(unsigned long flags)
+{
+	int i;
+
+	for (i = 0; i < EAGAIN_TRIES; i++) {
+		if (ti_set(flags | PR_TASK_ISOLATION_ENABLE) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+		eagain_count++;
+		usleep(1000);
+	}
+	return -EAGAIN;
+}
+
+/* What the loss-of-isolation signal handler saw. */
+static volatile sig_atomic_t handler_ran;
+static volatile int handler_flags = -1;
+static volatile int handler_pipe_bytes = -1;
+static int handler_pipe_fd = -1;
+
+static void on_signal(int sig)
+{
+	handler_ran = sig;
+	handler_flags = ti_get();
+	if (handler_pipe_fd >= 0) {
+		char c;
+
+		handler_pipe_bytes = read(handler_pipe_fd, &c, 1) == 1;
+	}
+}
+
+static void catch(int sig)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	handler_ran = 0;
+	handler_flags = -1;
+}
+
+/* Spin on @stop; bounded so that a kernel bug cannot hang the suite. */
+static void spin_until(volatile int *stop, unsigned long long max)
+{
+	unsigned long long i;
+
+	for (i = 0; i < max && !*stop && !handler_ran; i++)
+		__asm__ __volatile__("" ::: "memory");
+}
+
+static void *shared_page(void)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	memset(p, 0, 4096);
+	return p;
+}
+
+static int status_line(pid_t pid, const char *key, char *out, size_t len)
+{
+	char path[64], line[256];
+	FILE *f;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, strlen(key))) {
+			const char *v = line + strlen(key);
+			size_t n = strcspn(v, "\n");
+
+			if (n >= len)
+				n = len - 1;
+			memcpy(out, v, n);
+			out[n] = 0;
+			found = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int cpu_running_isolated(int cpu)
+{
+	int cpus[MAX_CPUS], n, i;
+
+	n = read_cpulist(SYSFS_CPU "task_isolation_running", cpus, MAX_CPUS);
+	for (i = 0; i < n; i++)
+		if (cpus[i] == cpu)
+			return 1;
+	return 0;
+}
+
+/* ---- the prctl() interface -------------------------------------------- */
+
+TEST(prctl_signal_round_trip)
+{
+	int sigs[] = { SIGUSR1, SIGUSR2, SIGKILL, SIGRTMIN + 1 };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		ASSERT_EQ(0, ti_set(PR_TASK_ISOLATION_SET_SIG(sigs[i])));
+		EXPECT_EQ(sigs[i], PR_TASK_ISOLATION_GET_SIG(ti_get()));
+		EXPECT_EQ(0, ti_get() & PR_TASK_ISOLATION_ENABLE);
+	}
+	ASSERT_EQ(0, ti_set(0));
+	EXPECT_EQ(0, ti_get());
+	/* The two spellings are one request */
+	ASSERT_EQ(0, prctl(PR_SET_TASK_ISOLATION, PR_TASK_ISOLATION_SET_SIG(SIGUSR2), 0, 0, 0));
+	EXPECT_EQ(SIGUSR2, PR_TASK_ISOLATION_GET_SIG(ti_get()));
+}
+
+TEST(prctl_einval)
+{
+	ti_set(0);
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(1 << 1));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(1 << 16));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_SET_SIG(100)));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 1, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 0, 1, 0));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 0, 0, 1));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, prctl(PR_GET_TASK_ISOLATION, 1, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	/* Nothing above changed the flags */
+	EXPECT_EQ(0, ti_get());
+}
+
+TEST(einval_not_pinned)
+{
+	cpu_set_t set;
+	int cpu, i;
+
+	NEED_ISOLATED_CPU(cpu);
+	CPU_ZERO(&set);
+	for (i = 0; i < sysconf(_SC_NPROCESSORS_ONLN); i++)
+		CPU_SET(i, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_ENABLE));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, ti_get() & PR_TASK_ISOLATION_ENABLE);
+}
+
+TEST(einval_housekeeping_cpu)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(0));
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_ENABLE));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(einval_two_isolated_cpus)
+{
+	int cpus[MAX_CPUS];
+	cpu_set_t set;
+
+	if (isolated_cpus(cpus) < 2)
+		SKIP(return, "needs two CPUs that can run isolated tasks");
+	CPU_ZERO(&set);
+	CPU_SET(cpus[0], &set);
+	CPU_SET(cpus[1], &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_ENABLE));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* Enter, leave with prctl(..., 0), then use the kernel normally. */
+TEST(enable_then_leave)
+{
+	char state[64];
+	int cpu, ret, leave;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(cpu));
+	catch(SIGUSR1);
+	ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+	leave = ti_set(0);	/* the only syscall made while isolated */
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, leave);
+	EXPECT_EQ(0, handler_ran);
+	EXPECT_EQ(1, write(open("/dev/null", O_WRONLY), "x", 1));
+	EXPECT_EQ(0, handler_ran);
+	EXPECT_EQ(0, ti_get() & PR_TASK_ISOLATION_ENABLE);
+	ASSERT_EQ(0, status_line(getpid(), "Task_isolation:\t", state, sizeof(state)));
+	EXPECT_STREQ("off", state);
+}
+
+/* A timer of the task's own keeps the CPU busy: EAGAIN, then success. */
+TEST(eagain_then_success)
+{
+	struct itimerspec its = { .it_value = { .tv_sec = 30 } };
+	struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+	timer_t timer;
+	int cpu, ret, leave;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(cpu));
+	ASSERT_EQ(0, timer_create(CLOCK_MONOTONIC, &sev, &timer));
+	ASSERT_EQ(0, timer_settime(timer, 0, &its, NULL));
+	errno = 0;
+	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_ENABLE));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(0, ti_get() & PR_TASK_ISOLATION_ENABLE);
+	ASSERT_EQ(0, timer_delete(timer));
+	eagain_count = 0;
+	ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+	leave = ti_set(0);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, leave);
+	TH_LOG("isolated after %d EAGAIN retries", eagain_count);
+}
+
+/* ---- losing isolation -------------------------------------------------- */
+
+enum cause { BY_SYSCALL, BY_PAGE_FAULT, BY_EXCEPTION };
+
+static sigjmp_buf trap_jmp;
+
+static void on_trap(int sig)
+{
+	siglongjmp(trap_jmp, sig);
+}
+
+/*
+ * Child body: isolate with @sig (0 = default SIGKILL), then cause a kernel
+ * entry.  Exit status 0: the signal handler ran with isolation off and the
+ * kernel entry did what it should afterwards.
+ */
+static void lose_isolation(int cpu, int sig, enum cause cause, int pipe_w)
+{
+	char *fresh;
+	int ret;
+
+	if (pin(cpu))
+		_exit(10);
+	fresh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (fresh == MAP_FAILED)
+		_exit(11);
+	if (sig)
+		catch(sig);
+	if (cause == BY_EXCEPTION) {
+		struct sigaction sa = { .sa_handler = on_trap };
+		struct rlimit no_core = { 0, 0 };
+
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (sig) {
+			sigaction(SIGILL, &sa, NULL);
+			sigaction(SIGTRAP, &sa, NULL);
+		}
+		if (sigsetjmp(trap_jmp, 1))
+			goto after;
+	}
+	ret = isolate(sig ? PR_TASK_ISOLATION_SET_SIG(sig) : 0);
+	if (ret)
+		_exit(12);
+	switch (cause) {
+	case BY_SYSCALL:
+		if (write(pipe_w, "x", 1) != 1)	/* runs only after the handler */
+			_exit(13);
+		break;
+	case BY_PAGE_FAULT:
+		fresh[0] = 1;
+		break;
+	case BY_EXCEPTION:
+		__builtin_trap();
+		break;
+	}
+after:
+	if (!sig)
+		_exit(20);	/* should have been killed */
+	if (handler_ran != sig)
+		_exit(21);
+	if (handler_flags < 0 || (handler_flags & PR_TASK_ISOLATION_ENABLE))
+		_exit(22);
+	if (cause == BY_SYSCALL && handler_pipe_bytes != 0)
+		_exit(23);	/* the syscall ran before the signal */
+	_exit(0);
+}
+
+static int run_lose(int sig, enum cause cause, int *pipe_bytes)
+{
+	int cpu = first_isolated_cpu(), p[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe2(p, O_NONBLOCK))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		handler_pipe_fd = p[0];
+		lose_isolation(cpu, sig, cause, p[1]);
+	}
+	waitpid(pid, &status, 0);
+	*pipe_bytes = read(p[0], &c, 1) == 1;
+	close(p[0]);
+	close(p[1]);
+	return status;
+}
+
+#define LOSE_TESTS(name, cause)						\
+TEST(name##_sigkill)							\
+{									\
+	int cpu, status, bytes;						\
+									\
+	NEED_ISOLATED_CPU(cpu);						\
+	status = run_lose(0, cause, &bytes);				\
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("status %#x", status);	\
+	if (cause == BY_EXCEPTION) {					\
+		EXPECT_TRUE(WTERMSIG(status) == SIGKILL ||		\
+			    WTERMSIG(status) == SIGILL ||		\
+			    WTERMSIG(status) == SIGTRAP);		\
+	} else {							\
+		EXPECT_EQ(SIGKILL, WTERMSIG(status));			\
+	}								\
+	if (cause == BY_SYSCALL) {					\
+		EXPECT_EQ(0, bytes) TH_LOG("the syscall was executed");	\
+	}								\
+}									\
+TEST(name##_sigusr1)							\
+{									\
+	int cpu, status, bytes;						\
+									\
+	NEED_ISOLATED_CPU(cpu);						\
+	status = run_lose(SIGUSR1, cause, &bytes);			\
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);	\
+	EXPECT_EQ(0, WEXITSTATUS(status));				\
+	if (cause == BY_SYSCALL) {					\
+		EXPECT_EQ(1, bytes) TH_LOG("not restarted after the handler"); \
+	}								\
+}
+
+LOSE_TESTS(syscall, BY_SYSCALL)
+LOSE_TESTS(page_fault, BY_PAGE_FAULT)
+LOSE_TESTS(exception, BY_EXCEPTION)
+
+/*
+ * Remote disturbers: the isolated thread spins while a helper thread on a
+ * housekeeping CPU does something that interrupts it.
+ */
+enum disturb { TLB_MUNMAP, TLB_MPROTECT, MEMBARRIER, WAKE_ONTO_CPU, MOVE_AWAY };
+
+struct helper {
+	enum disturb what;
+	volatile int go, done;
+	pid_t victim;
+	int victim_cpu;
+	void *page;
+	int pipe_w;
+	int ret;
+};
+
+static void *helper_fn(void *arg)
+{
+	struct helper *h = arg;
+
+	pin(0);
+	while (!h->go)
+		usleep(1000);
+	usleep(200000);		/* let the victim settle in isolation */
+	switch (h->what) {
+	case TLB_MUNMAP:
+		h->ret = munmap(h->page, 4096);
+		break;
+	case TLB_MPROTECT:
+		h->ret = mprotect(h->page, 4096, PROT_READ);
+		break;
+	case MEMBARRIER:
+		h->ret = syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+		break;
+	case WAKE_ONTO_CPU:
+		h->ret = write(h->pipe_w, "x", 1) == 1 ? 0 : -1;
+		break;
+	case MOVE_AWAY:
+		h->ret = pin_tid(h->victim, 0);
+		break;
+	}
+	sleep(3);
+	h->done = 1;
+	return NULL;
+}
+
+static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what)
+{
+	struct helper h = { .what = what };
+	volatile int *page;
+	pthread_t thread;
+	pid_t sleeper = 0;
+	int cpu, ret, p[2];
+
+	cpu = first_isolated_cpu();
+	h.victim = gettid();
+	h.victim_cpu = cpu;
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	h.page = (void *)page;
+	*page = 1;
+	if (what == MEMBARRIER &&
+	    syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0))
+		return -2;
+	if (what == WAKE_ONTO_CPU) {
+		if (pipe(p))
+			return -3;
+		h.pipe_w = p[1];
+		sleeper = fork();
+		if (sleeper == 0) {
+			char c;
+
+			pin(cpu);
+			_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+		}
+		usleep(200000);	/* the sleeper blocks on the isolated CPU */
+	}
+	if (pin(cpu))
+		return -4;
+	catch(SIGUSR1);
+	if (pthread_create(&thread, NULL, helper_fn, &h))
+		return -5;
+	ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+	h.go = 1;
+	if (ret == 0) {
+		/* Touch the page while the helper may unmap it: stay on it. */
+		spin_until(&h.done, 1ULL << 40);
+		if (!handler_ran)
+			ti_set(0);
+	}
+	h.go = 1;
+	pthread_join(thread, NULL);
+	if (sleeper)
+		waitpid(sleeper, NULL, 0);
+	EXPECT_EQ(0, h.ret);
+	ASSERT_EQ(0, ret) TH_LOG("could not isolate: %d", ret);
+	EXPECT_EQ(SIGUSR1, handler_ran) TH_LOG("the isolated task was not signalled");
+	EXPECT_EQ(0, handler_flags & PR_TASK_ISOLATION_ENABLE);
+	return 0;
+}
+
+TEST(tlb_flush_munmap)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+#if !defined(__x86_64__) && !defined(__i386__)
+	SKIP(return, "TLB invalidation is broadcast in hardware here: no IPI");
+#endif
+	disturb_isolated(_metadata, TLB_MUNMAP);
+}
+
+TEST(tlb_flush_mprotect)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+#if !defined(__x86_64__) && !defined(__i386__)
+	SKIP(return, "TLB invalidation is broadcast in hardware here: no IPI");
+#endif
+	disturb_isolated(_metadata, TLB_MPROTECT);
+}
+
+TEST(membarrier_ipi)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+	disturb_isolated(_metadata, MEMBARRIER);
+}
+
+TEST(task_woken_onto_cpu)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+	disturb_isolated(_metadata, WAKE_ONTO_CPU);
+}
+
+TEST(moved_away_by_setaffinity)
+{
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+	disturb_isolated(_metadata, MOVE_AWAY);
+}
+
+/* ---- allowed syscalls -------------------------------------------------- */
+
+static int isolated_exit(long nr)
+{
+	int cpu = first_isolated_cpu(), status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pin(cpu);
+		if (isolate(0))
+			_exit(3);
+		syscall(nr, 0);
+		_exit(4);
+	}
+	waitpid(pid, &status, 0);
+	return status;
+}
+
+TEST(exit_allowed)
+{
+	int cpu, status;
+
+	NEED_ISOLATED_CPU(cpu);
+	status = isolated_exit(__NR_exit);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(exit_group_allowed)
+{
+	int cpu, status;
+
+	NEED_ISOLATED_CPU(cpu);
+	status = isolated_exit(__NR_exit_group);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* ---- isolation holds --------------------------------------------------- */
+
+struct shared {
+	volatile int isolated, stop, leave_ret;
+};
+
+/* Child: isolate on @cpu, spin until told to stop, leave, report. */
+static pid_t spawn_isolated(int cpu, struct shared *sh)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pin(cpu);
+		catch(SIGUSR1);
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		sh->isolated = 1;
+		spin_until(&sh->stop, 1ULL << 42);
+		if (handler_ran)
+			_exit(5);
+		sh->leave_ret = ti_set(0);
+		_exit(sh->leave_ret ? 6 : 0);
+	}
+	return pid;
+}
+
+static int wait_isolated(struct shared *sh)
+{
+	int i;
+
+	for (i = 0; i < 30000 && !sh->isolated; i++)
+		usleep(1000);
+	return sh->isolated;
+}
+
+/* The row of /proc/interrupts (or softirqs) counts for one CPU, joined. */
+static void cpu_counts(const char *file, int cpu, char *out, size_t len)
+{
+	char line[1024], *tok, *save;
+	FILE *f = fopen(file, "r");
+	size_t used = 0;
+	int col;
+
+	out[0] = 0;
+	if (!f)
+		return;
+	if (!fgets(line, sizeof(line), f)) {	/* header: CPU0 CPU1 ... */
+		fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		tok = strtok_r(line, " \t\n", &save);	/* row name */
+		if (!tok)
+			continue;
+		for (col = 0; col <= cpu; col++) {
+			char *v = strtok_r(NULL, " \t\n", &save);
+
+			if (!v)
+				break;
+			if (col == cpu)
+				used += snprintf(out + used, len - used, "%s=%s ", tok, v);
+		}
+		if (used >= len)
+			break;
+	}
+	fclose(f);
+}
+
+static pid_t housekeeping_load(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		char *p;
+
+		pin(0);
+		for (;;) {
+			p = malloc(1 << 20);
+			if (p)
+				memset(p, 1, 1 << 20);
+			free(p);
+			getppid();
+		}
+	}
+	return pid;
+}
+
+TEST(isolation_holds)
+{
+	char irq_before[8192], irq_after[8192], sirq_before[4096], sirq_after[4096];
+	const char *env = getenv("TI_HOLD_SECONDS");
+	int hold = env ? atoi(env) : 10;
+	struct shared *sh = shared_page();
+	pid_t pid, load;
+	int cpu, status;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, pin(0));
+	load = housekeeping_load();
+	pid = spawn_isolated(cpu, sh);
+	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
+	cpu_counts("/proc/interrupts", cpu, irq_before, sizeof(irq_before));
+	cpu_counts("/proc/softirqs", cpu, sirq_before, sizeof(sirq_before));
+	sleep(hold);
+	cpu_counts("/proc/interrupts", cpu, irq_after, sizeof(irq_after));
+	cpu_counts("/proc/softirqs", cpu, sirq_after, sizeof(sirq_after));
+	sh->stop = 1;
+	waitpid(pid, &status, 0);
+	kill(load, SIGKILL);
+	waitpid(load, NULL, 0);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost during %d s", hold);
+	EXPECT_STREQ(irq_before, irq_after);
+	EXPECT_STREQ(sirq_before, sirq_after);
+	TH_LOG("held %d s on cpu %d with a housekeeping load", hold, cpu);
+}
+
+/* ---- state and diagnostics --------------------------------------------- */
+
+TEST(state_visible)
+{
+	struct shared *sh = shared_page();
+	char state[64];
+	pid_t pid;
+	int cpu, status;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(0));
+	pid = spawn_isolated(cpu, sh);
+	ASSERT_TRUE(wait_isolated(sh));
+	ASSERT_EQ(0, status_line(pid, "Task_isolation:\t", state, sizeof(state)));
+	EXPECT_TRUE(!strncmp(state, "active", 6)) TH_LOG("state '%s'", state);
+	EXPECT_EQ(1, cpu_running_isolated(cpu));
+	sh->stop = 1;
+	waitpid(pid, &status, 0);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, cpu_running_isolated(cpu));
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+static int file_contains(const char *path, const char *needle, char *line_out, size_t len)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (strstr(line, needle)) {
+			found = 1;
+			if (line_out)
+				snprintf(line_out, len, "%s", line);
+		}
+	fclose(f);
+	return found;
+}
+
+/* The kernel log, read without blocking. */
+static int kmsg_contains(const char *needle)
+{
+	char buf[1024];
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK), found = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n < 0 && errno == EPIPE)	/* overwritten: go on */
+			continue;
+		if (n <= 0)
+			break;
+		buf[n] = 0;
+		if (strstr(buf, needle)) {
+			found = 1;
+			break;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+TEST(diagnostics_syscall)
+{
+	char line[512], needle[64];
+	int cpu, status, bytes;
+
+	NEED_ISOLATED_CPU(cpu);
+	if (access(TRACEFS "events/task_isolation/task_isolation_lost/enable", W_OK))
+		SKIP(return, "no tracefs or no task_isolation events");
+	sleep(6);	/* a fresh window of the log line's rate limit */
+	/* Enable the event before isolating: enabling it patches text. */
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/task_isolation/enable", "1"));
+	status = run_lose(SIGUSR1, BY_SYSCALL, &bytes);
+	write_file(TRACEFS "events/task_isolation/enable", "0");
+	ASSERT_TRUE(WIFEXITED(status));
+	snprintf(needle, sizeof(needle), "cause=syscall %d ", __NR_write);
+	EXPECT_TRUE(file_contains(TRACEFS "trace", needle, line, sizeof(line)))
+		TH_LOG("no trace event with '%s'", needle);
+	EXPECT_TRUE(file_contains(TRACEFS "trace", "from_cpu=-1", NULL, 0));
+	EXPECT_TRUE(file_contains(TRACEFS "trace", "task_isolation_enter", NULL, 0));
+	snprintf(needle, sizeof(needle), "(cpu %d): task_isolation lost due to syscall %d",
+		 cpu, __NR_write);
+	EXPECT_TRUE(kmsg_contains(needle)) TH_LOG("no log line '%s'", needle);
+}
+
+TEST(diagnostics_remote_sender)
+{
+	char needle[64];
+	int cpu;
+
+	NEED_ISOLATED_CPU(cpu);
+	if (access(TRACEFS "events/task_isolation/task_isolation_lost/enable", W_OK))
+		SKIP(return, "no tracefs or no task_isolation events");
+	sleep(6);	/* a fresh window of the log line's rate limit */
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/task_isolation/enable", "1"));
+	disturb_isolated(_metadata, MEMBARRIER);
+	write_file(TRACEFS "events/task_isolation/enable", "0");
+	snprintf(needle, sizeof(needle), "cpu=%d ", cpu);
+	EXPECT_TRUE(file_contains(TRACEFS "trace", "from_cpu=0 ", NULL, 0))
+		TH_LOG("the loss was not reported by the sending CPU 0");
+	EXPECT_TRUE(kmsg_contains("task_isolation lost due to IPI"));
+}
+
+/* ---- stress ------------------------------------------------------------ */
+
+TEST(fork_child_not_isolated)
+{
+	char state[64];
+	int cpu, ret, status;
+	pid_t pid;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(cpu));
+	catch(SIGUSR1);
+	ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+	pid = fork();	/* ends isolation; runs after the handler */
+	if (pid == 0) {
+		if (ti_get() & PR_TASK_ISOLATION_ENABLE)
+			_exit(1);
+		if (status_line(getpid(), "Task_isolation:\t", state, sizeof(state)) ||
+		    strcmp(state, "off"))
+			_exit(2);
+		_exit(0);
+	}
+	ASSERT_EQ(0, ret);
+	EXPECT_EQ(SIGUSR1, handler_ran);
+	ASSERT_GT(pid, 0);
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST(enter_leave_10000_times)
+{
+	int cpu, i, ret = 0, leave = 0;
+
+	NEED_ISOLATED_CPU(cpu);
+	ASSERT_EQ(0, pin(cpu));
+	catch(SIGUSR1);
+	eagain_count = 0;
+	for (i = 0; i < 10000 && !ret && !leave; i++) {
+		ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+		leave = ti_set(0);
+	}
+	ASSERT_EQ(0, ret) TH_LOG("cycle %d", i);
+	ASSERT_EQ(0, leave);
+	EXPECT_EQ(0, handler_ran);
+	EXPECT_EQ(10000, i);
+	TH_LOG("%d cycles, %d EAGAIN retries", i, eagain_count);
+}
+
+TEST(every_isolated_cpu_at_once)
+{
+	int cpus[MAX_CPUS], n, i, status, running = 0;
+	struct shared *sh[MAX_CPUS];
+	pid_t pid[MAX_CPUS];
+
+	n = isolated_cpus(cpus);
+	if (n < 1)
+		SKIP(return, "no CPU can run isolated tasks");
+	ASSERT_EQ(0, pin(0));
+	for (i = 0; i < n; i++) {
+		sh[i] = shared_page();
+		pid[i] = spawn_isolated(cpus[i], sh[i]);
+	}
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(wait_isolated(sh[i])) TH_LOG("cpu %d", cpus[i]);
+	for (i = 0; i < n; i++)
+		running += cpu_running_isolated(cpus[i]);
+	EXPECT_EQ(n, running);
+	for (i = 0; i < n; i++)
+		sh[i]->stop = 1;
+	for (i = 0; i < n; i++) {
+		waitpid(pid[i], &status, 0);
+		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+			TH_LOG("cpu %d: status %#x", cpus[i], status);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Boot a test kernel under QEMU (TCG), run the selftest suite in the guest and
+# judge the boot from its serial console.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
+                          [--config default|debug] [--cpus N] [--isolate LIST]
+                          [--extra PROGRAM.c|BINARY]... [--timeout S]
+                          [--hang S] [--hold S] [--no-suite]
+
+Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
+with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
+disk made from test/ (built here for <arch>, statically), with N vCPUs
+(default 4): CPU 0 does housekeeping, LIST (default 1-<N-1>) is isolated
+with isolcpus=nohz,domain,LIST nohz_full=LIST (plus tsc=reliable on x86).
+The guest prints KTAP on the serial console; each --extra program (a C file
+is cross-compiled) runs as a test of its own: exit 0 pass, 4 skip.
+Nothing is built but the test programs: a missing kernel or rootfs is an
+error that names the make target to run.
+
+The boot fails (exit 1, reason on the last line) on a failed test, a
+missing plan or fewer results than planned, a timeout (--timeout, default
+900 s; the guest is killed), no console output for --hang seconds
+(default 300), a panic, Oops, BUG, WARNING, lockdep or KASAN report.
+Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<time>/.
+
+--hold S      how long the "isolation holds" tests spin (default 10)
+--no-suite    run only the --extra programs
+Exit codes: 0 passed, 1 failed, 2 usage, 3 missing tool, 5 missing input.
+EOF
+}
+
+arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
+hold=10 suite=1 extras=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--arch) arch=$2; shift 2 ;;
+	--kernel) kernel=$2; shift 2 ;;
+	--config) variant=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--isolate) isolate=$2; shift 2 ;;
+	--extra) extras+=("$2"); shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--hang) hang=$2; shift 2 ;;
+	--hold) hold=$2; shift 2 ;;
+	--no-suite) suite=0; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit $E_USAGE ;;
+	esac
+done
+arch_facts "$arch"
+[ "$cpus" -ge 2 ] 2>/dev/null || die $E_USAGE "--cpus must be at least 2"
+isolate=${isolate:-1-$((cpus - 1))}
+# Expand "1-3,5" into "1,2,3,5" for the guest.
+expanded=$(echo "$isolate" | tr ',' '\n' | while IFS=- read -r a b; do
+	seq "$a" "${b:-$a}"
+done | paste -sd, -)
+case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not isolate it" ;; esac
+
+need_tools "$QEMU" mke2fs python3
+kernel=${kernel:-$("$TOP/tools/kernel.sh" --arch "$arch" --config "$variant" --print-image)}
+[ -f "$kernel" ] || die $E_INPUT "no kernel image $kernel: run 'make kernel ARCH=$arch CONFIG=$variant' (or pass --kernel)"
+rootfs=$("$TOP/tools/rootfs.sh" --arch "$arch" --check) ||
+	die $E_INPUT "no rootfs image for $arch: run 'make rootfs ARCH=$arch'"
+objdir=$(dirname "$kernel")
+while [ ! -f "$objdir/.config" ] && [ "$objdir" != / ]; do objdir=$(dirname "$objdir"); done
+hdrs=$objdir/usr/include
+
+run=$BUILD/boot/$arch-$variant-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run/disk/extra"
+LOGDIR=$run
+start_log boot-test
+
+# 1. The test disk: the suite, --extra programs, the runner and its config.
+case $arch in
+x86_64) cc=gcc ;;
+arm64) cc=aarch64-linux-gnu-gcc ;;
+arm) cc=arm-linux-gnueabihf-gcc ;;
+esac
+need_tools "$cc"
+if [ $suite = 1 ]; then
+	progress "building the selftest suite for $arch"
+	make -s -C "$TOP/test" CC="$cc" OUTPUT="$run/disk" KHDR_INCLUDES="-isystem $hdrs" \
+		SELFTESTS="$TREE/tools/testing/selftests" >"$run/test-build.log" 2>&1 ||
+		die $E_FAIL "the selftest suite does not build; see $run/test-build.log"
+fi
+for x in "${extras[@]}"; do
+	[ -f "$x" ] || die $E_INPUT "--extra $x: no such file"
+	name=$(basename "$x")
+	case $x in
+	*.c)
+		name=${name%.c}
+		"$cc" -static -O2 -Wall -isystem "$hdrs" -I "$TOP/test" -o "$run/disk/extra/$name" "$x" \
+			-lpthread >>"$run/test-build.log" 2>&1 ||
+			die $E_FAIL "--extra $x does not build; see $run/test-build.log"
+		;;
+	*) install -m 0755 "$x" "$run/disk/extra/$name" ;;
+	esac
+done
+install -m 0755 "$TOP/test/run.sh" "$run/disk/run.sh"
+printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\n' "$isolate" "$expanded" "$hold" >"$run/disk/ti.conf"
+mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of the test disk failed"
+
+# 2. Boot.
+cmdline="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$isolate nohz_full=$isolate"
+cmdline="$cmdline rcu_nocbs=$isolate irqaffinity=0"
+[ "$arch" = x86_64 ] && cmdline="$cmdline tsc=reliable"
+qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
+console=$run/console.log
+printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
+progress "booting $(basename "$kernel") ($arch, $cpus cpus, isolated $isolate); console: $console"
+start=$(date +%s)
+"${QEMU_ARGV[@]}" </dev/null >"$console" 2>&1 &
+qpid=$!
+verdict=""
+last_size=-1 last_change=$start last_report=$start
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 2
+	now=$(date +%s)
+	size=$(stat -c %s "$console")
+	if [ "$size" != "$last_size" ]; then
+		last_size=$size last_change=$now
+	fi
+	if [ $((now - start)) -ge "$timeout" ]; then
+		verdict="timeout: no power-off after ${timeout} s (guest killed)"
+		break
+	fi
+	if [ $((now - last_change)) -ge "$hang" ]; then
+		verdict="hung guest: no console output for ${hang} s (guest killed)"
+		break
+	fi
+	if grep -q -e 'Kernel panic - not syncing' "$console"; then
+		sleep 2
+		break
+	fi
+	if [ $((now - last_report)) -ge 30 ]; then
+		last_report=$now
+		done_n=$(grep -cE '^ *(not )?ok [0-9]+' "$console" || true)
+		progress "$((now - start)) s: $done_n result line(s) so far; last: $(grep -aE '^ *(not )?ok [0-9]+|ti-init' "$console" | tail -n 1 | cut -c1-70)"
+	fi
+done
+if kill -0 "$qpid" 2>/dev/null; then
+	kill "$qpid" 2>/dev/null || true
+	sleep 1
+	kill -9 "$qpid" 2>/dev/null || true
+fi
+wait "$qpid" 2>/dev/null || true
+progress "guest stopped after $(($(date +%s) - start)) s"
+
+# 3. Judge.
+python3 "$TOP/tools/ktap-report.py" --console "$console" --outdir "$run" \
+	--suite-name "task_isolation-$arch-$variant" --verdict "$verdict"

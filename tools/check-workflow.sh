@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Prove the fork workflow on a scratch clone: deterministic import, replay,
+# idempotence, save/restore, and refusals that lose nothing.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: tools/check-workflow.sh [--keep] [--rebase VERSION]
+
+Clones this repository (committed state) into \$BUILD/workflow-check and,
+with a scratch build directory there, checks as KTAP:
+  - 'make tree' imports the pinned base with the pinned id and replays
+    every bundle (tip = last topic);
+  - a second 'make tree' is fast and changes nothing;
+  - an unsaved commit or edit makes 'make tree' refuse (exit 4) and keeps it;
+  - 'make save' writes it into a bundle that survives 'rm -rf build';
+  - a corrupt bundle, a wrong sha256 and a version apt does not offer each
+    fail with exit 5 and a one-line error;
+  - FORCE=1 drops unsaved work only after keeping a backup ref and a stash;
+  - with --rebase VERSION: 'make rebase' moves the series to that version.
+Takes about three minutes (two imports).  Exit 0 when all pass.
+EOF
+}
+keep=0 rebase=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--keep) keep=1; shift ;;
+	--rebase) rebase=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit $E_USAGE ;;
+	esac
+done
+need_tools git
+scratch=$BUILD/workflow-check
+rm -rf "$scratch"
+mkdir -p "$scratch"
+start_log check-workflow
+git clone -q "$TOP" "$scratch/repo"
+R=$scratch/repo
+SB=$scratch/build
+T=$SB/linux
+run() { BUILD=$SB "$@"; }
+
+n=0 failed=0
+planned=10
+[ -n "$rebase" ] && planned=11
+echo "KTAP version 1"
+echo "1..$planned"
+result() {	# result OK|FAIL NAME [detail]
+	n=$((n + 1))
+	if [ "$1" = OK ]; then
+		echo "ok $n $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n $2${3:+ # $3}"
+	fi
+}
+expect_rc() {	# expect_rc RC NAME CMD...: run CMD, compare its exit code
+	local want=$1 name=$2 rc=0
+	shift 2
+	"$@" >"$scratch/out" 2>&1 || rc=$?
+	sed 's/^/# /' "$scratch/out" | tail -n 4
+	if [ "$rc" = "$want" ]; then result OK "$name"; else result FAIL "$name" "exit $rc, wanted $want"; fi
+}
+
+pin=$(base_field base-commit "$R/upstream-base.txt")
+topics=$(cd "$R" && BUILD=$SB bash -c '. tools/lib.sh; series_topics')
+last=$(echo "$topics" | tail -n 1)
+
+# 1. Fresh tree: pinned base id, every bundle replayed.
+progress "fresh 'make tree' in a scratch clone (imports the base)"
+rc=0
+run "$R/tools/tree.sh" >"$scratch/out" 2>&1 || rc=$?
+tail -n 3 "$scratch/out" | sed 's/^/# /'
+ok=OK
+[ $rc = 0 ] || ok=FAIL
+[ "$(git -C "$T" rev-parse base 2>/dev/null)" = "$pin" ] || ok=FAIL
+if [ -n "$last" ]; then
+	[ "$(git -C "$T" rev-parse tip)" = "$(bundle_head "$R/topic-branches/$last.bundle" "$last")" ] || ok=FAIL
+fi
+result $ok "fresh tree reproduces base $pin and replays $(echo "$topics" | grep -c . || true) topic(s)"
+
+# 2. Idempotence.
+before=$(git -C "$T" for-each-ref; git -C "$T" rev-parse HEAD; stat -c %Y "$T/Makefile")
+t0=$(date +%s)
+rc=0
+run "$R/tools/tree.sh" >"$scratch/out" 2>&1 || rc=$?
+t1=$(date +%s)
+after=$(git -C "$T" for-each-ref; git -C "$T" rev-parse HEAD; stat -c %Y "$T/Makefile")
+if [ $rc = 0 ] && [ "$before" = "$after" ] && [ $((t1 - t0)) -lt 20 ]; then
+	result OK "second make tree changes nothing ($((t1 - t0)) s)"
+else
+	result FAIL "second make tree changes nothing" "rc $rc, $((t1 - t0)) s"
+fi
+
+# 3. An unsaved commit: refused, kept.
+topic=${last:-scratch}
+if [ -z "$last" ]; then
+	(cd "$R" && run tools/topic.sh add scratch >/dev/null 2>&1)
+fi
+git -C "$T" switch -q "$topic"
+echo "workflow check" >"$T/Documentation/workflow-check.txt"
+git -C "$T" add Documentation/workflow-check.txt
+git -C "$T" -c user.name=check -c user.email=check@invalid commit -q -m "Documentation: workflow check"
+mine=$(git -C "$T" rev-parse HEAD)
+expect_rc 4 "make tree refuses an unsaved commit" run "$R/tools/tree.sh"
+[ "$(git -C "$T" rev-parse "$topic")" = "$mine" ] && result OK "the unsaved commit is still there" ||
+	result FAIL "the unsaved commit is still there"
+
+# 4. Save, wipe the build directory, rebuild: the commit comes back.
+expect_rc 0 "make save writes the bundle" run "$R/tools/save.sh"
+rm -rf "$SB"
+progress "rm -rf build; make tree (imports the base again)"
+run "$R/tools/tree.sh" >"$scratch/out" 2>&1 || true
+if [ "$(git -C "$T" rev-parse "$topic" 2>/dev/null)" = "$mine" ]; then
+	result OK "saved commit survives rm -rf build && make tree (same id)"
+else
+	result FAIL "saved commit survives rm -rf build && make tree"
+fi
+
+# 5. Bad input, one line each.
+b=$R/topic-branches/$topic.bundle
+cp "$b" "$scratch/good.bundle"
+printf 'garbage' | dd of="$b" bs=1 seek=$(($(stat -c %s "$b") / 2)) conv=notrunc status=none
+git -C "$T" update-ref -d "refs/heads/$topic"
+git -C "$T" update-ref -d refs/heads/tip
+git -C "$T" checkout -q --detach base
+expect_rc 5 "corrupt bundle: exit 5" run "$R/tools/tree.sh"
+cp "$scratch/good.bundle" "$b"
+
+cp "$R/upstream-base.txt" "$scratch/base.good"
+sed -i 's/^sha256: .*/sha256: 0000000000000000000000000000000000000000000000000000000000000000/' "$R/upstream-base.txt"
+expect_rc 5 "wrong sha256: exit 5" env BUILD="$scratch/build-sha" "$R/tools/tree.sh"
+cp "$scratch/base.good" "$R/upstream-base.txt"
+sed -i 's/^version: .*/version: 6.12.999-1~deb12u1/' "$R/upstream-base.txt"
+expect_rc 5 "version apt does not offer: exit 5" env BUILD="$scratch/build-ver" "$R/tools/tree.sh"
+cp "$scratch/base.good" "$R/upstream-base.txt"
+
+# 6. FORCE=1 keeps a backup of what it drops.
+run "$R/tools/tree.sh" >/dev/null 2>&1 || true
+echo "edit" >>"$T/README"
+rc=0
+FORCE=1 run "$R/tools/tree.sh" >"$scratch/out" 2>&1 || rc=$?
+if [ $rc = 0 ] && git -C "$T" stash list | grep -q "FORCE=1 backup" &&
+	git -C "$T" for-each-ref refs/backup | grep -q .; then
+	result OK "FORCE=1 keeps a stash and backup refs"
+else
+	result FAIL "FORCE=1 keeps a stash and backup refs" "rc $rc"
+fi
+
+if [ -n "$rebase" ]; then
+	expect_rc 0 "make rebase VERSION=$rebase" run "$R/tools/rebase.sh" "$rebase"
+fi
+
+[ $keep = 1 ] || rm -rf "$scratch"
+echo "$((n - failed)) passed, $failed failed, 0 skipped"
+[ $failed = 0 ] && [ $n = $planned ]
