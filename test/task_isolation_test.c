@@ -122,6 +122,15 @@ static int ti_get(void)
 static int eagain_count;
 
 /*
+ * Fault in and lock everything mapped now (text, data, stack, shared
+ * pages): a page fault while isolated would end isolation by itself.
+ */
+static void prefault(void)
+{
+	mlockall(MCL_CURRENT);
+}
+
+/*
  * Enter isolation, retrying while the kernel says the CPU is not quiet
  * yet.  Returns 0 (isolated: no syscall until it is left!) or -errno.
  */
@@ -144,12 +153,16 @@ static int isolate(unsigned long flags)
 static volatile sig_atomic_t handler_ran;
 static volatile int handler_flags = -1;
 static volatile int handler_pipe_bytes = -1;
+static volatile int handler_after_disturb = -1;
+static volatile int *disturb_started;
 static int handler_pipe_fd = -1;
 
 static void on_signal(int sig)
 {
 	handler_ran = sig;
 	handler_flags = ti_get();
+	if (disturb_started)
+		handler_after_disturb = *disturb_started;
 	if (handler_pipe_fd >= 0) {
 		char c;
 
@@ -384,6 +397,7 @@ static void lose_isolation(int cpu, int sig, enum cause cause, int pipe_w)
 
 	if (pin(cpu))
 		_exit(10);
+	prefault();	/* before the fresh page, which must fault */
 	fresh = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (fresh == MAP_FAILED)
@@ -493,7 +507,7 @@ enum disturb { TLB_MUNMAP, TLB_MPROTECT, MEMBARRIER, WAKE_ONTO_CPU, MOVE_AWAY };
 
 struct helper {
 	enum disturb what;
-	volatile int go, done;
+	volatile int go, started, done;
 	pid_t victim;
 	int victim_cpu;
 	void *page;
@@ -509,6 +523,7 @@ static void *helper_fn(void *arg)
 	while (!h->go)
 		usleep(1000);
 	usleep(200000);		/* let the victim settle in isolation */
+	h->started = 1;
 	switch (h->what) {
 	case TLB_MUNMAP:
 		h->ret = munmap(h->page, 4096);
@@ -565,8 +580,10 @@ static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what
 	if (pin(cpu))
 		return -4;
 	catch(SIGUSR1);
+	disturb_started = &h.started;
 	if (pthread_create(&thread, NULL, helper_fn, &h))
 		return -5;
+	prefault();
 	ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
 	h.go = 1;
 	if (ret == 0) {
@@ -582,7 +599,9 @@ static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what
 	EXPECT_EQ(0, h.ret);
 	ASSERT_EQ(0, ret) TH_LOG("could not isolate: %d", ret);
 	EXPECT_EQ(SIGUSR1, handler_ran) TH_LOG("the isolated task was not signalled");
+	EXPECT_EQ(1, handler_after_disturb) TH_LOG("isolation was lost before the disturbance");
 	EXPECT_EQ(0, handler_flags & PR_TASK_ISOLATION_ENABLE);
+	disturb_started = NULL;
 	return 0;
 }
 
@@ -641,6 +660,7 @@ static int isolated_exit(long nr)
 
 	if (pid == 0) {
 		pin(cpu);
+		prefault();
 		if (isolate(0))
 			_exit(3);
 		syscall(nr, 0);
@@ -684,6 +704,7 @@ static pid_t spawn_isolated(int cpu, struct shared *sh)
 	if (pid == 0) {
 		pin(cpu);
 		catch(SIGUSR1);
+		prefault();
 		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
 			_exit(3);
 		sh->isolated = 1;
