@@ -9,8 +9,8 @@ CONFIG ?= default
 export BUILD FORCE
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps tree save rebase kernel rootfs boot-test check check-arm \
-	check-workflow clean
+.PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
+	check-arm check-workflow clean
 
 all: deps tree ## the main job: pinned tree with the series replayed
 
@@ -44,10 +44,14 @@ boot-test: ## boot ARCH's kernel under QEMU and run the selftest suite
 check-workflow: ## prove the fork workflow (determinism, replay, safety)
 	tools/check-workflow.sh
 
-check: deps tree ## the test command: workflow checks + x86_64 and arm64 boot tests
+boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
+	$(MAKE) kernel
+	$(MAKE) rootfs
+	$(MAKE) boot-test
+
+check: deps tree ## the test command: workflow checks, then boot tests
 	tools/check-workflow.sh
-	$(MAKE) kernel ARCH=x86_64
-	$(MAKE) boot-test ARCH=x86_64
+	$(MAKE) boot-check ARCH=x86_64
 
 clean: ## remove kernel objects (keeps the tree, the base import and caches)
 	rm -rf $(BUILD)/obj $(BUILD)/boot

@@ -53,5 +53,5 @@ for p in $progs; do
 done
 echo "# ti-run: done"
 echo "=== guest dmesg ==="
-dmesg
+dmesg --color=never
 echo "=== end guest dmesg ==="
