@@ -123,9 +123,9 @@ fi
 b=$R/topic-branches/$topic.bundle
 cp "$b" "$scratch/good.bundle"
 printf 'garbage' | dd of="$b" bs=1 seek=$(($(stat -c %s "$b") / 2)) conv=notrunc status=none
+git -C "$T" checkout -q --detach base
 git -C "$T" update-ref -d "refs/heads/$topic"
 git -C "$T" update-ref -d refs/heads/tip
-git -C "$T" checkout -q --detach base
 expect_rc 5 "corrupt bundle: exit 5" run "$R/tools/tree.sh"
 cp "$scratch/good.bundle" "$b"
 
