@@ -80,6 +80,23 @@ bundle_path() { echo "$BUNDLE_DIR/$1.bundle"; }
 # blank line that precedes the pack).
 bundle_header() { LC_ALL=C sed -n '/^$/q;p' "$1"; }
 
+# bundle_intact BUNDLE: the file is a git bundle whose pack data is intact
+# (its trailing SHA-1 matches).  'git bundle verify' only checks the
+# prerequisites, and fetching skips a pack whose objects are already present,
+# so a damaged bundle would otherwise go unnoticed until a fresh clone.
+bundle_intact() {
+	local b=$1 hlen want have
+	case $(head -c 16 "$b" 2>/dev/null) in
+	"# v2 git bundle"* | "# v3 git bundle"*) ;;
+	*) return 1 ;;
+	esac
+	hlen=$(($(bundle_header "$b" | wc -c) + 1))
+	[ "$(tail -c +$((hlen + 1)) "$b" | head -c 4)" = PACK ] || return 1
+	want=$(tail -c 20 "$b" | od -An -tx1 | tr -d ' \n')
+	have=$(tail -c +$((hlen + 1)) "$b" | head -c -20 | sha1sum | cut -d' ' -f1)
+	[ "$want" = "$have" ]
+}
+
 # bundle_head BUNDLE NAME: the commit the bundle records for refs/heads/NAME.
 bundle_head() {
 	bundle_header "$1" | awk -v r="refs/heads/$2" '$2 == r { print $1 }'
@@ -301,7 +318,7 @@ save_bundles() {
 		fi
 		tgit bundle create -q "$b.tmp" "refs/heads/$t" "^$prev" 2>/dev/null ||
 			die $E_FAIL "git bundle create failed for $t"
-		tgit bundle verify -q "$b.tmp" >/dev/null 2>&1 ||
+		bundle_intact "$b.tmp" && tgit bundle verify -q "$b.tmp" >/dev/null 2>&1 ||
 			die $E_FAIL "the new bundle for $t does not verify; the old one is untouched"
 		mv "$b.tmp" "$b"
 		progress "saved $t: $(tgit rev-list --count "$prev..$head") commit(s) -> ${b#"$TOP"/}"

@@ -79,6 +79,8 @@ prev=$id
 for t in $(series_topics); do
 	b=$(bundle_path "$t")
 	[ -f "$b" ] || die $E_INPUT "topic $t is in topic-branches/series but $b is missing"
+	bundle_intact "$b" ||
+		die $E_INPUT "$b is damaged (not a bundle, or its pack checksum is wrong): restore it with 'git checkout -- $b' or re-save the topic"
 	head=$(bundle_head "$b" "$t")
 	[ -n "$head" ] || die $E_INPUT "$b has no refs/heads/$t: corrupt bundle? restore it with 'git checkout -- $b'"
 	if ! tgit bundle verify -q "$b" >/dev/null 2>"$LOGDIR/verify.err"; then
