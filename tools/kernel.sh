@@ -46,6 +46,7 @@ arm) karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage target=zIma
 *) die $E_USAGE "unknown --arch $arch (x86_64, arm64, arm)" ;;
 esac
 obj=${obj:-$BUILD/obj/$arch-$variant}
+case $obj in /*) ;; *) obj=$PWD/$obj ;; esac
 if [ $print = 1 ]; then
 	echo "$obj/$image"
 	exit 0
