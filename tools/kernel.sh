@@ -108,6 +108,7 @@ if ! "${kmake[@]}" "$target" "${extra[@]}" >"$obj/build.log" 2>&1; then
 fi
 "${kmake[@]}" headers_install INSTALL_HDR_PATH="$obj/usr" >>"$obj/build.log" 2>&1 ||
 	die $E_FAIL "headers_install failed; see $obj/build.log"
-grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:' "$obj/build.log" | sort -u >"$obj/warnings.txt" || true
+# Compiler and objtool (noinstr, unreachable code, ...) warnings
+grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:|warning: objtool:' "$obj/build.log" | sort -u >"$obj/warnings.txt" || true
 progress "built $obj/$image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.txt") warning(s))"
 echo "$obj/$image"
