@@ -10,9 +10,10 @@ export BUILD FORCE
 
 .DEFAULT_GOAL := all
 .PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
-	check-arm check-workflow clean
+	check-arm check-workflow patches checkpatch recipients send am-check \
+	bisect-check selftest-check clean
 
-all: deps tree ## the main job: pinned tree with the series replayed
+all: deps tree patches ## the main job: pinned tree, series replayed, exported as mail
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
@@ -52,6 +53,28 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 check: deps tree ## the test command: workflow checks, then boot tests
 	tools/check-workflow.sh
 	$(MAKE) boot-check ARCH=x86_64
+
+patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN
+	tools/patches.sh
+
+checkpatch: patches ## scripts/checkpatch.pl --strict on every patch (allow-list: checkpatch-allow.txt)
+	tools/checkpatch.sh
+
+recipients: patches ## To:/Cc: from scripts/get_maintainer.pl
+	tools/recipients.sh
+
+send: patches ## b4 send: dry run into $(BUILD)/patches/vN/b4 unless SEND=1
+	tools/send.sh
+
+am-check: patches ## the patches apply with git am onto the pinned base, same trees
+	tools/am-check.sh
+
+bisect-check: tree ## build every commit for x86_64, arm64, arm (W=1 on touched files)
+	tools/bisect-check.sh
+
+selftest-check: tree ## the in-tree kselftest equals test/ and builds with kselftest make
+	tools/selftest-sync.sh --check
+	tools/selftest-sync.sh --build
 
 clean: ## remove kernel objects (keeps the tree, the base import and caches)
 	rm -rf $(BUILD)/obj $(BUILD)/boot

@@ -41,7 +41,7 @@ rm -rf "$out"
 mkdir -p "$out"
 # The cover letter's date is the tip's, so the output does not depend on now.
 date=$(tgit log -1 --format=%cD "$TIP_BRANCH")
-GIT_COMMITTER_DATE=$date tgit format-patch -q -v"$ver" --cover-letter --thread=shallow \
+GIT_COMMITTER_DATE=$date tgit format-patch -q -v"$ver" --cover-letter --no-thread \
 	--no-signature --base="$base" -o "$out" "base..$TIP_BRANCH"
 c=$(ls "$out"/*0000-cover-letter.patch)
 # Body: everything after the header block of cover-letter.txt.

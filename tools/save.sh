@@ -25,10 +25,18 @@ start_log save
 base=$(tree_base)
 [ "$base" = "$(base_field base-commit)" ] ||
 	die $E_INPUT "$TREE sits on $base, upstream-base.txt pins $(base_field base-commit); use 'make rebase'"
+# Commits on "tip" that are neither on the last topic nor in a bundle would
+# be lost when save moves tip: refuse.
 last=$(series_topics | tail -n 1)
-if [ -n "$last" ] && tgit rev-parse -q --verify "refs/heads/$TIP_BRANCH" >/dev/null &&
-	! tgit merge-base --is-ancestor "$TIP_BRANCH" "refs/heads/$last"; then
-	die $E_INPUT "branch $TIP_BRANCH has commits that are not on topic $last; move them onto a topic branch first (e.g. git branch -f $last $TIP_BRANCH)"
+if [ -n "$last" ] && tgit rev-parse -q --verify "refs/heads/$TIP_BRANCH" >/dev/null; then
+	excl=("^refs/heads/$last")
+	for t in $(series_topics); do
+		h=$(bundle_head "$(bundle_path "$t")" "$t" 2>/dev/null || true)
+		[ -n "$h" ] && tgit cat-file -e "$h^{commit}" 2>/dev/null && excl+=("^$h")
+	done
+	if [ -n "$(tgit rev-list -n 1 "refs/heads/$TIP_BRANCH" "${excl[@]}")" ]; then
+		die $E_INPUT "branch $TIP_BRANCH has commits that are on no topic and in no bundle; move them onto a topic branch first (e.g. git branch -f $last $TIP_BRANCH)"
+	fi
 fi
 save_bundles "$base"
 st=$(tgit status --porcelain | head -n 10)

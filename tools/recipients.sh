@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Who gets the series: scripts/get_maintainer.pl on the exported patches.
+. "$(dirname "$0")/lib.sh"
+
+case ${1:-} in
+-h | --help)
+	cat <<EOF2
+usage: tools/recipients.sh      (make recipients; runs make patches first)
+
+Runs scripts/get_maintainer.pl (no git history: --no-git) on every patch of
+\$BUILD/patches/v<N>/: maintainers and reviewers go to To:, mailing lists to
+Cc:.  Prints both lines and writes them to <patch dir>/recipients.txt, which
+'make send' uses.
+EOF2
+	exit 0 ;;
+esac
+dir=$("$TOP/tools/patches.sh" --print-dir)
+ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
+gm=(./scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats)
+mapfile -t patches < <(ls "$dir"/*.patch | grep -v -- '-0000-cover-letter.patch$')
+cd "$TREE"
+to=$("${gm[@]}" --m --r --no-l "${patches[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
+cc=$("${gm[@]}" --no-m --no-r --l "${patches[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
+printf 'To: %s\nCc: %s\n' "$to" "$cc" | tee "$dir/recipients.txt"
