@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# Build every commit of the series, for every architecture, so that a
+# bisection never lands on a commit that does not build.
+. "$(dirname "$0")/lib.sh"
+
+usage() {
+	cat <<EOF
+usage: tools/bisect-check.sh [--arch LIST] [--from COMMIT]
+
+For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
+(\$BUILD/bisect), builds the test kernel of each architecture of LIST
+(default "x86_64 arm64 arm") with CONFIG_TASK_ISOLATION=y where the
+architecture supports it at that commit, then rebuilds the .c files the
+commit touches with W=1 and fails on any warning there.  The tip is also
+built with CONFIG_TASK_ISOLATION=n.  Objects live in
+\$BUILD/obj/bisect-<arch>-{on,off}; ccache makes repeated runs cheap.
+Stops at the first failure and names the commit and architecture.
+Exit codes: 0 every commit builds, 1 a build failed, 5 no tree.
+EOF
+}
+arches="x86_64 arm64 arm" from=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--arch) arches=$2; shift 2 ;;
+	--from) from=$2; shift 2 ;;
+	-h | --help) usage; exit 0 ;;
+	*) usage >&2; exit $E_USAGE ;;
+	esac
+done
+[ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
+start_log bisect-check
+wt=$BUILD/bisect
+t0=$(date +%s)
+if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
+	progress "creating worktree $wt"
+	tgit worktree add -q --detach "$wt" base
+fi
+
+karch() { case $1 in x86_64) echo x86 ;; *) echo "$1" ;; esac; }
+
+# build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
+# touched files.
+build() {
+	local arch=$1 c=$2 mode=$3 obj=$BUILD/obj/bisect-$1-$3 set=() f objs=()
+	if [ "$mode" = on ]; then
+		grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(karch "$arch")/Kconfig" ||
+			set=(--set CONFIG_TASK_ISOLATION=n)
+	else
+		set=(--set CONFIG_TASK_ISOLATION=n)
+	fi
+	BUILD=$BUILD "$TOP/tools/kernel.sh" --arch "$arch" --src "$wt" --obj "$obj" "${set[@]}" \
+		>"$LOGDIR/bisect-$arch-$mode.log" 2>&1 ||
+		die $E_FAIL "commit $(git -C "$wt" log -1 --format='%h %s' "$c") does not build for $arch ($mode); see $obj/build.log"
+	for f in $(git -C "$wt" diff-tree --no-commit-id --name-only -r "$c" -- '*.c'); do
+		case $f in arch/*) [[ $f == arch/$(karch "$arch")/* ]] || continue ;; esac
+		[ -f "$obj/${f%.c}.o" ] || continue	# not built in this config
+		objs+=("${f%.c}.o")
+	done
+	[ ${#objs[@]} -gt 0 ] || return 0
+	for f in "${objs[@]}"; do touch "$wt/${f%.o}.c"; done	# force a W=1 recompile
+	local cross=""
+	case $arch in arm64) cross=aarch64-linux-gnu- ;; arm) cross=arm-linux-gnueabihf- ;; esac
+	make -C "$wt" O="$obj" ARCH="$(karch "$arch")" CROSS_COMPILE="$cross" \
+		CC="ccache ${cross}gcc" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
+		die $E_FAIL "W=1 build of ${objs[*]} failed at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
+	if grep -E 'warning:' "$LOGDIR/bisect-w1.log" >"$LOGDIR/bisect-w1.warn"; then
+		cat "$LOGDIR/bisect-w1.warn" >&2
+		die $E_FAIL "W=1 warnings in files touched by $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
+	fi
+}
+
+mapfile -t commits < <(tgit rev-list --reverse "base..$TIP_BRANCH")
+started=${from:+0}
+i=0
+for c in "${commits[@]}"; do
+	i=$((i + 1))
+	if [ -n "$from" ] && [ "$started" = 0 ]; then
+		[ "$(tgit rev-parse "$from")" = "$c" ] && started=1 || continue
+	fi
+	git -C "$wt" checkout -q --detach "$c"
+	for a in $arches; do
+		progress "[$i/${#commits[@]}] $(git -C "$wt" log -1 --format='%h %s' "$c" | cut -c1-60): $a"
+		build "$a" "$c" on
+	done
+done
+for a in $arches; do
+	progress "tip with CONFIG_TASK_ISOLATION=n: $a"
+	build "$a" "${commits[-1]}" off
+done
+progress "bisect-check: ${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files, in $(($(date +%s) - t0)) s"
