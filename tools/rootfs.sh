@@ -63,7 +63,8 @@ debootstrap --variant=minbase --arch="$DEBARCH" "${foreign[@]}" --include="$pkgs
 install -m 0755 "$TOP/rootfs/ti-init" "$dir/sbin/ti-init"
 install -m 0755 "$TOP/rootfs/second-stage" "$dir/sbin/ti-second-stage"
 echo ti-guest >"$dir/etc/hostname"
-rm -rf "$dir/var/cache/apt/archives"/*.deb
+# The second stage of a foreign build still needs the downloaded packages.
+[ ${#foreign[@]} -gt 0 ] || rm -rf "$dir/var/cache/apt/archives"/*.deb
 progress "writing ext4 image"
 mke2fs -q -t ext4 -L tiroot -d "$dir" "$img.tmp" 2G ||
 	die $E_FAIL "mke2fs failed"
