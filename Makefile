@@ -52,6 +52,7 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 
 check: deps tree ## the test command: workflow checks, then boot tests
 	tools/check-workflow.sh
+	tools/selftest-sync.sh --check
 	$(MAKE) boot-check ARCH=x86_64
 
 patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kselftest_harness.h"
+#include "../kselftest_harness.h"
 
 #ifndef PR_TASK_ISOLATION
 #error "these tests need <linux/prctl.h> from a kernel with task isolation"

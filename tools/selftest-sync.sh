@@ -51,9 +51,9 @@ case ${1:-} in
 	make -C "$TREE/tools/testing/selftests" TARGETS=task_isolation O="$out" \
 		KHDR_INCLUDES="-isystem $obj/usr/include" >"$out/build.log" 2>&1 ||
 		die $E_FAIL "make -C tools/testing/selftests TARGETS=task_isolation failed; see $out/build.log"
-	ls "$out"/task_isolation/task_isolation_test >/dev/null 2>&1 ||
+	ls "$out"/kselftest/task_isolation/task_isolation_test >/dev/null 2>&1 ||
 		die $E_FAIL "the build produced no task_isolation_test; see $out/build.log"
-	msg "built $out/task_isolation/task_isolation_test"
+	msg "built $out/kselftest/task_isolation/task_isolation_test"
 	;;
 -h | --help) usage ;;
 *) usage >&2; exit $E_USAGE ;;
