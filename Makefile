@@ -54,6 +54,7 @@ check: deps tree ## the test command: workflow checks, then boot tests
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
 	$(MAKE) boot-check ARCH=x86_64
+	$(MAKE) boot-check ARCH=arm64
 
 patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN
 	tools/patches.sh

@@ -713,6 +713,13 @@ static pid_t spawn_isolated(int cpu, struct shared *sh)
 		pin(cpu);
 		catch(SIGUSR1);
 		prefault();
+		/*
+		 * mlockall() maps shared pages read-only until written, and
+		 * without hardware dirty-bit management (arm64 under QEMU)
+		 * the first write faults: write them now.
+		 */
+		sh->leave_ret = 0;
+		sh->isolated = 0;
 		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
 			_exit(3);
 		sh->isolated = 1;
