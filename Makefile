@@ -78,5 +78,8 @@ selftest-check: tree ## the in-tree kselftest equals test/ and builds with kself
 	tools/selftest-sync.sh --check
 	tools/selftest-sync.sh --build
 
+check-arm: deps tree ## the 32-bit arm boot test (kept out of make check for CI time)
+	$(MAKE) boot-check ARCH=arm
+
 clean: ## remove kernel objects (keeps the tree, the base import and caches)
 	rm -rf $(BUILD)/obj $(BUILD)/boot

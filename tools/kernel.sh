@@ -58,6 +58,9 @@ start_log "kernel-$arch-$variant"
 
 cc="${cross}gcc"
 command -v ccache >/dev/null && cc="ccache $cc"
+# Paths below the build directory hash as relative ones, so that another
+# clone (CI) hits the same cache entries.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026"
 export KBUILD_BUILD_USER=ti KBUILD_BUILD_HOST=qemu
 kmake=(make -C "$src" O="$obj" ARCH="$karch" CROSS_COMPILE="$cross" CC="$cc"
