@@ -63,6 +63,7 @@ case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not
 need_tools "$QEMU" mke2fs python3
 kernel=${kernel:-$("$TOP/tools/kernel.sh" --arch "$arch" --config "$variant" --print-image)}
 [ -f "$kernel" ] || die $E_INPUT "no kernel image $kernel: run 'make kernel ARCH=$arch CONFIG=$variant' (or pass --kernel)"
+kernel=$(realpath "$kernel")
 rootfs=$("$TOP/tools/rootfs.sh" --arch "$arch" --check) ||
 	die $E_INPUT "no rootfs image for $arch: run 'make rootfs ARCH=$arch'"
 objdir=$(dirname "$kernel")
