@@ -481,6 +481,8 @@ static void lose_sigkill(struct __test_metadata *_metadata, enum cause cause)
 {
 	int status, bytes, sig;
 
+	if (first_isolated_cpu() < 0)
+		SKIP(return, NO_ISOLATED_CPU);
 	status = run_lose(0, cause, &bytes);
 	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("status %#x", status);
 	sig = WTERMSIG(status);
@@ -500,6 +502,8 @@ static void lose_sigusr1(struct __test_metadata *_metadata, enum cause cause)
 {
 	int status, bytes;
 
+	if (first_isolated_cpu() < 0)
+		SKIP(return, NO_ISOLATED_CPU);
 	status = run_lose(SIGUSR1, cause, &bytes);
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status));
@@ -509,43 +513,31 @@ static void lose_sigusr1(struct __test_metadata *_metadata, enum cause cause)
 
 TEST(syscall_sigkill)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigkill(_metadata, BY_SYSCALL);
 }
 
 TEST(syscall_sigusr1)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigusr1(_metadata, BY_SYSCALL);
 }
 
 TEST(page_fault_sigkill)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigkill(_metadata, BY_PAGE_FAULT);
 }
 
 TEST(page_fault_sigusr1)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigusr1(_metadata, BY_PAGE_FAULT);
 }
 
 TEST(exception_sigkill)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigkill(_metadata, BY_EXCEPTION);
 }
 
 TEST(exception_sigusr1)
 {
-	if (first_isolated_cpu() < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	lose_sigusr1(_metadata, BY_EXCEPTION);
 }
 
