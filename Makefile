@@ -50,11 +50,12 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 	$(MAKE) rootfs
 	$(MAKE) boot-test
 
-check: deps tree ## the test command: workflow checks, then boot tests
+check: deps tree ## the test command: workflow checks, then x86_64, arm64 and arm boot tests
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
 	$(MAKE) boot-check ARCH=x86_64
 	$(MAKE) boot-check ARCH=arm64
+	$(MAKE) boot-check ARCH=arm
 
 patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN
 	tools/patches.sh
@@ -78,7 +79,7 @@ selftest-check: tree ## the in-tree kselftest equals test/ and builds with kself
 	tools/selftest-sync.sh --check
 	tools/selftest-sync.sh --build
 
-check-arm: deps tree ## the 32-bit arm boot test (kept out of make check for CI time)
+check-arm: deps tree ## only the 32-bit arm boot test
 	$(MAKE) boot-check ARCH=arm
 
 clean: ## remove kernel objects (keeps the tree, the base import and caches)
