@@ -1040,6 +1040,82 @@ TEST(fork_child_not_isolated)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+static atomic_int other_signal;
+
+static void on_other_signal(int sig)
+{
+	other_signal = sig;
+}
+
+/* A signal from another process ends isolation like any interruption. */
+TEST(signal_from_another_process)
+{
+	struct shared *sh = shared_page();
+	int cpu, status;
+	pid_t pid;
+
+	cpu = first_isolated_cpu();
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	ASSERT_NE(NULL, sh);
+	ASSERT_EQ(0, pin(0));
+	pid = fork();
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = on_other_signal };
+		int i;
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR2, &sa, NULL);
+		pin(cpu);
+		catch(SIGUSR1);
+		prefault();
+		sh->isolated = 0;
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		sh->isolated = 1;
+		spin_until(&sh->stop, 1ULL << 42);
+		/* Not isolated any more once the handler ran: sleeping is fine */
+		for (i = 0; i < 5000 && !other_signal; i++)
+			usleep(1000);
+		if (handler_ran != SIGUSR1 || other_signal != SIGUSR2)
+			_exit(4);
+		_exit(ti_get() & PR_TASK_ISOLATION_ENABLE ? 5 : 0);
+	}
+	ASSERT_TRUE(wait_isolated(sh));
+	ASSERT_EQ(0, kill(pid, SIGUSR2));
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/* execve() from isolation: refused, signalled, then runs not isolated. */
+TEST(exec_runs_not_isolated)
+{
+	int cpu, status;
+	pid_t pid;
+
+	cpu = first_isolated_cpu();
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (access("/bin/sh", X_OK))
+		SKIP(return, "needs /bin/sh");
+	pid = fork();
+	if (pid == 0) {
+		pin(cpu);
+		catch(SIGUSR1);
+		prefault();
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		/* Restarted after the handler: the new image must not be isolated */
+		execl("/bin/sh", "sh", "-c",
+		      "grep -q '^Task_isolation:[[:space:]]*off' /proc/$$/status", NULL);
+		_exit(4);
+	}
+	waitpid(pid, &status, 0);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
 TEST(enter_leave_10000_times)
 {
 	int cpu, i, ret = 0, leave = 0;
