@@ -588,6 +588,17 @@ static void *helper_fn(void *arg)
 	return NULL;
 }
 
+/* Only x86 shoots TLB entries down with IPIs; arm and arm64 broadcast. */
+static int tlb_flush_by_ipi(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return 0;
+	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "i686") ||
+	       !strcmp(u.machine, "i386");
+}
+
 static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what)
 {
 	struct helper h = { .what = what };
@@ -597,6 +608,10 @@ static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what
 	int cpu, ret, p[2];
 
 	cpu = first_isolated_cpu();
+	if (cpu < 0)
+		SKIP(return 0, NO_ISOLATED_CPU);
+	if ((what == TLB_MUNMAP || what == TLB_MPROTECT) && !tlb_flush_by_ipi())
+		SKIP(return 0, "TLB invalidation is broadcast in hardware here: no IPI");
 	h.victim = gettid();
 	h.victim_cpu = cpu;
 	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -647,68 +662,28 @@ static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what
 	return 0;
 }
 
-/* Only x86 shoots TLB entries down with IPIs; arm and arm64 broadcast. */
-static int tlb_flush_by_ipi(void)
-{
-	struct utsname u;
-
-	if (uname(&u))
-		return 0;
-	return !strcmp(u.machine, "x86_64") || !strcmp(u.machine, "i686") ||
-	       !strcmp(u.machine, "i386");
-}
-
 TEST(tlb_flush_munmap)
 {
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (!tlb_flush_by_ipi())
-		SKIP(return, "TLB invalidation is broadcast in hardware here: no IPI");
 	disturb_isolated(_metadata, TLB_MUNMAP);
 }
 
 TEST(tlb_flush_mprotect)
 {
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (!tlb_flush_by_ipi())
-		SKIP(return, "TLB invalidation is broadcast in hardware here: no IPI");
 	disturb_isolated(_metadata, TLB_MPROTECT);
 }
 
 TEST(membarrier_ipi)
 {
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	disturb_isolated(_metadata, MEMBARRIER);
 }
 
 TEST(task_woken_onto_cpu)
 {
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	disturb_isolated(_metadata, WAKE_ONTO_CPU);
 }
 
 TEST(moved_away_by_setaffinity)
 {
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
 	disturb_isolated(_metadata, MOVE_AWAY);
 }
 
