@@ -927,22 +927,41 @@ static int kmsg_contains(const char *needle)
 	return found;
 }
 
+/*
+ * Clear the trace buffer and enable the task_isolation events, before any
+ * isolation starts (enabling an event patches text, which IPIs every CPU).
+ * Returns 0 if the test was skipped.
+ */
+static int start_tracing(struct __test_metadata *_metadata)
+{
+	if (first_isolated_cpu() < 0)
+		SKIP(return 0, NO_ISOLATED_CPU);
+	if (access(TRACEFS "events/task_isolation/task_isolation_lost/enable", W_OK))
+		SKIP(return 0, "no tracefs or no task_isolation events");
+	sleep(6);	/* a fresh window of the log line's rate limit */
+	if (write_file(TRACEFS "trace", "") ||
+	    write_file(TRACEFS "events/task_isolation/enable", "1")) {
+		TH_LOG("cannot enable the task_isolation trace events");
+		_metadata->exit_code = KSFT_FAIL;
+		return 0;
+	}
+	return 1;
+}
+
+static void stop_tracing(void)
+{
+	write_file(TRACEFS "events/task_isolation/enable", "0");
+}
+
 TEST(diagnostics_syscall)
 {
 	char line[512], needle[64];
-	int cpu, status, bytes;
+	int cpu = first_isolated_cpu(), status, bytes;
 
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (access(TRACEFS "events/task_isolation/task_isolation_lost/enable", W_OK))
-		SKIP(return, "no tracefs or no task_isolation events");
-	sleep(6);	/* a fresh window of the log line's rate limit */
-	/* Enable the event before isolating: enabling it patches text. */
-	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
-	ASSERT_EQ(0, write_file(TRACEFS "events/task_isolation/enable", "1"));
+	if (!start_tracing(_metadata))
+		return;
 	status = run_lose(SIGUSR1, BY_SYSCALL, &bytes);
-	write_file(TRACEFS "events/task_isolation/enable", "0");
+	stop_tracing();
 	ASSERT_TRUE(WIFEXITED(status));
 	snprintf(needle, sizeof(needle), "cause=syscall %d ", __NR_write);
 	EXPECT_TRUE(file_contains(TRACEFS "trace", needle, line, sizeof(line)))
@@ -956,20 +975,10 @@ TEST(diagnostics_syscall)
 
 TEST(diagnostics_remote_sender)
 {
-	char needle[64];
-	int cpu;
-
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (access(TRACEFS "events/task_isolation/task_isolation_lost/enable", W_OK))
-		SKIP(return, "no tracefs or no task_isolation events");
-	sleep(6);	/* a fresh window of the log line's rate limit */
-	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
-	ASSERT_EQ(0, write_file(TRACEFS "events/task_isolation/enable", "1"));
+	if (!start_tracing(_metadata))
+		return;
 	disturb_isolated(_metadata, MEMBARRIER);
-	write_file(TRACEFS "events/task_isolation/enable", "0");
-	snprintf(needle, sizeof(needle), "cpu=%d ", cpu);
+	stop_tracing();
 	EXPECT_TRUE(file_contains(TRACEFS "trace", "from_cpu=0 ", NULL, 0))
 		TH_LOG("the loss was not reported by the sending CPU 0");
 	EXPECT_TRUE(kmsg_contains("task_isolation lost due to IPI"));
