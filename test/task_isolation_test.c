@@ -256,28 +256,25 @@ TEST(prctl_signal_round_trip)
 
 TEST(prctl_einval)
 {
+	/* Unknown flag bits, an invalid signal, non-zero unused arguments */
+	static const unsigned long bad[][5] = {
+		{ PR_TASK_ISOLATION, 1 << 1, 0, 0, 0 },
+		{ PR_TASK_ISOLATION, 1 << 16, 0, 0, 0 },
+		{ PR_TASK_ISOLATION, PR_TASK_ISOLATION_SET_SIG(100), 0, 0, 0 },
+		{ PR_TASK_ISOLATION, 0, 1, 0, 0 },
+		{ PR_TASK_ISOLATION, 0, 0, 1, 0 },
+		{ PR_TASK_ISOLATION, 0, 0, 0, 1 },
+		{ PR_GET_TASK_ISOLATION, 1, 0, 0, 0 },
+	};
+	unsigned int i;
+
 	ti_set(0);
-	errno = 0;
-	EXPECT_EQ(-1, ti_set(1 << 1));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ti_set(1 << 16));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_SET_SIG(100)));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 1, 0, 0));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 0, 1, 0));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, prctl(PR_TASK_ISOLATION, 0, 0, 0, 1));
-	EXPECT_EQ(EINVAL, errno);
-	errno = 0;
-	EXPECT_EQ(-1, prctl(PR_GET_TASK_ISOLATION, 1, 0, 0, 0));
-	EXPECT_EQ(EINVAL, errno);
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, prctl(bad[i][0], bad[i][1], bad[i][2], bad[i][3], bad[i][4]))
+			TH_LOG("case %u", i);
+		EXPECT_EQ(EINVAL, errno) TH_LOG("case %u", i);
+	}
 	/* Nothing above changed the flags */
 	EXPECT_EQ(0, ti_get());
 }
