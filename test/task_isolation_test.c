@@ -981,6 +981,51 @@ TEST(diagnostics_remote_sender)
 	EXPECT_TRUE(kmsg_contains("task_isolation lost due to IPI"));
 }
 
+/* What an architecture calls the exception of __builtin_trap(). */
+#if defined(__x86_64__) || defined(__i386__)
+#define TRAP_CAUSE "cause=trap 6 (invalid opcode)"
+#elif defined(__aarch64__)
+#define TRAP_CAUSE "cause=BRK (AArch64) exception, ESR 0x"
+#elif defined(__arm__)
+#define TRAP_CAUSE "cause=undefined instruction at 0x"
+#endif
+
+/*
+ * A fault or an exception is reported with its own cause, not as the
+ * generic "kernel entry" that the core falls back to.
+ */
+static void diagnose_loss(struct __test_metadata *_metadata, enum cause cause,
+			  const char *needle)
+{
+	int status, bytes;
+
+	if (!needle)
+		SKIP(return, "no expected cause for this architecture");
+	if (!start_tracing(_metadata))
+		return;
+	status = run_lose(SIGUSR1, cause, &bytes);
+	stop_tracing();
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_TRUE(file_contains(TRACEFS "trace", needle, NULL, 0))
+		TH_LOG("no trace event with '%s'", needle);
+	EXPECT_FALSE(file_contains(TRACEFS "trace", "cause=kernel entry", NULL, 0))
+		TH_LOG("the loss was reported without its cause");
+}
+
+TEST(diagnostics_page_fault)
+{
+	diagnose_loss(_metadata, BY_PAGE_FAULT, "cause=page fault at 0x");
+}
+
+TEST(diagnostics_exception)
+{
+#ifdef TRAP_CAUSE
+	diagnose_loss(_metadata, BY_EXCEPTION, TRAP_CAUSE);
+#else
+	diagnose_loss(_metadata, BY_EXCEPTION, NULL);
+#endif
+}
+
 /* ---- stress ------------------------------------------------------------ */
 
 TEST(fork_child_not_isolated)
