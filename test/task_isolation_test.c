@@ -981,14 +981,21 @@ TEST(diagnostics_remote_sender)
 	EXPECT_TRUE(kmsg_contains("task_isolation lost due to IPI"));
 }
 
-/* What an architecture calls the exception of __builtin_trap(). */
-#if defined(__x86_64__) || defined(__i386__)
-#define TRAP_CAUSE "cause=trap 6 (invalid opcode)"
-#elif defined(__aarch64__)
-#define TRAP_CAUSE "cause=BRK (AArch64) exception, ESR 0x"
-#elif defined(__arm__)
-#define TRAP_CAUSE "cause=undefined instruction at 0x"
-#endif
+/* What the running kernel's architecture calls __builtin_trap()'s exception. */
+static const char *trap_cause(void)
+{
+	struct utsname u;
+
+	if (uname(&u))
+		return NULL;
+	if (!strcmp(u.machine, "x86_64") || !strcmp(u.machine, "i686"))
+		return "cause=trap 6 (invalid opcode)";
+	if (!strcmp(u.machine, "aarch64"))
+		return "cause=BRK (AArch64) exception, ESR 0x";
+	if (!strncmp(u.machine, "arm", 3))
+		return "cause=undefined instruction at 0x";
+	return NULL;
+}
 
 /*
  * A fault or an exception is reported with its own cause, not as the
@@ -1019,11 +1026,7 @@ TEST(diagnostics_page_fault)
 
 TEST(diagnostics_exception)
 {
-#ifdef TRAP_CAUSE
-	diagnose_loss(_metadata, BY_EXCEPTION, TRAP_CAUSE);
-#else
-	diagnose_loss(_metadata, BY_EXCEPTION, NULL);
-#endif
+	diagnose_loss(_metadata, BY_EXCEPTION, trap_cause());
 }
 
 /* ---- stress ------------------------------------------------------------ */
