@@ -13,7 +13,9 @@ For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
 (default "x86_64 arm64 arm") with CONFIG_TASK_ISOLATION=y where the
 architecture supports it at that commit, then rebuilds the .c files the
 commit touches with W=1 and fails on any warning there.  The tip is also
-built with CONFIG_TASK_ISOLATION=n.  Objects live in
+built with CONFIG_TASK_ISOLATION=n.  A commit that changes no file an
+architecture's build reads (only other arch/ trees, tools/testing/,
+Documentation/) is not built again for it.  Objects live in
 \$BUILD/obj/bisect-<arch>-{on,off}; ccache makes repeated runs cheap.
 Stops at the first failure and names the commit and architecture.
 Exit codes: 0 every commit builds, 1 a build failed, 5 no tree.
@@ -70,9 +72,24 @@ build() {
 	fi
 }
 
+# unchanged_for ARCH COMMIT: true if COMMIT changes no file that ARCH's
+# kernel build reads (only other architectures, tools/testing/,
+# Documentation/), so that its build equals the previous commit's.  The rest
+# of tools/ is not exempt: objtool is built from it.
+unchanged_for() {
+	local f
+	while read -r f; do
+		case $f in
+		arch/"$(karch "$1")"/*) return 1 ;;
+		arch/* | tools/testing/* | Documentation/* | MAINTAINERS) ;;
+		*) return 1 ;;
+		esac
+	done < <(git -C "$wt" diff-tree --no-commit-id --name-only -r "$2")
+}
+
 mapfile -t commits < <(tgit rev-list --reverse "base..$TIP_BRANCH")
 started=${from:+0}
-i=0
+i=0 built=0 skipped=0
 for c in "${commits[@]}"; do
 	i=$((i + 1))
 	if [ -n "$from" ] && [ "$started" = 0 ]; then
@@ -80,12 +97,20 @@ for c in "${commits[@]}"; do
 	fi
 	git -C "$wt" checkout -q --detach "$c"
 	for a in $arches; do
-		progress "[$i/${#commits[@]}] $(git -C "$wt" log -1 --format='%h %s' "$c" | cut -c1-60): $a"
+		what="[$i/${#commits[@]}] $(git -C "$wt" log -1 --format='%h %s' "$c" | cut -c1-60): $a"
+		# Skip only when this run built the previous commit for $a.
+		if [ "$built" -gt 0 ] && unchanged_for "$a" "$c"; then
+			progress "$what: no file of this build changed, skipped"
+			skipped=$((skipped + 1))
+			continue
+		fi
+		progress "$what"
 		build "$a" "$c" on
 	done
+	built=$((built + 1))
 done
 for a in $arches; do
 	progress "tip with CONFIG_TASK_ISOLATION=n: $a"
 	build "$a" "${commits[-1]}" off
 done
-progress "bisect-check: ${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files, in $(($(date +%s) - t0)) s"
+progress "bisect-check: ${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files ($skipped build(s) skipped: nothing they read changed), in $(($(date +%s) - t0)) s"
