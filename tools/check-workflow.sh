@@ -18,6 +18,7 @@ with a scratch build directory there, checks as KTAP:
   - a corrupt bundle, a wrong sha256 and a version apt does not offer each
     fail with exit 5 and a one-line error;
   - FORCE=1 drops unsaved work only after keeping a backup ref and a stash;
+  - two restacks in a row (no save between) carry the later topics along;
   - with --rebase VERSION: 'make rebase' moves the series to that version.
 Takes about three minutes (two imports).  Exit 0 when all pass.
 EOF
@@ -43,8 +44,8 @@ T=$SB/linux
 run() { BUILD=$SB "$@"; }
 
 n=0 failed=0
-planned=10
-[ -n "$rebase" ] && planned=11
+planned=11
+[ -n "$rebase" ] && planned=12
 echo "KTAP version 1"
 echo "1..$planned"
 result() {	# result OK|FAIL NAME [detail]
@@ -147,6 +148,33 @@ if [ $rc = 0 ] && git -C "$T" stash list | grep -q "FORCE=1 backup" &&
 	result OK "FORCE=1 keeps a stash and backup refs"
 else
 	result FAIL "FORCE=1 keeps a stash and backup refs" "rc $rc"
+fi
+
+# 7. Amend the first topic twice, restacking after each and saving in
+# neither: the second restack must start from where the first left the
+# later topics, not from their bundles (replaying the first amendment
+# onto the second would conflict).
+first=$(echo "$topics" | head -n 1)
+if [ -n "$last" ] && [ "$first" != "$last" ]; then
+	want=$(git -C "$T" rev-list --count "$first..$last")
+	rc=0
+	for i in 1 2; do
+		git -C "$T" switch -q "$first"
+		echo "restack check $i" >"$T/Documentation/restack-check.txt"
+		git -C "$T" add Documentation/restack-check.txt
+		git -C "$T" -c user.name=check -c user.email=check@invalid commit -q --amend --no-edit
+		run "$R/tools/topic.sh" restack >"$scratch/out" 2>&1 || { rc=$?; break; }
+	done
+	got=$(git -C "$T" rev-list --count "$first..$last")
+	if [ $rc = 0 ] && [ "$got" = "$want" ] &&
+		[ "$(git -C "$T" show "$last:Documentation/restack-check.txt")" = "restack check 2" ]; then
+		result OK "two restacks before a save keep every later topic's commits"
+	else
+		sed 's/^/# /' "$scratch/out" | tail -n 4
+		result FAIL "two restacks before a save keep every later topic's commits" "rc $rc, $got of $want commits"
+	fi
+else
+	result OK "two restacks before a save # SKIP needs two topics"
 fi
 
 if [ -n "$rebase" ]; then

@@ -24,13 +24,19 @@ EOF2
 [ -d "$TREE/.git" ] || [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ||
 	die $E_INPUT "no tree in $TREE (run: make tree)"
 
-# old_start TOPIC: the commit the topic's saved bundle starts from.
+# old_start TOPIC: the commit the topic was last stacked on: the one the
+# last restack recorded, while it is still below the branch (a second
+# restack before 'make save' must not reuse the bundle's older start), else
+# the one its saved bundle starts from.
 old_start() {
-	local b
-	b=$(bundle_path "$1")
-	if [ -f "$b" ]; then bundle_prereqs "$b" | head -n 1
-	else tgit config "branch.$1.tistart" || true
+	local s b
+	s=$(tgit config "branch.$1.tistart" || true)
+	if [ -n "$s" ] && tgit merge-base --is-ancestor "$s" "refs/heads/$1" 2>/dev/null; then
+		echo "$s"
+		return
 	fi
+	b=$(bundle_path "$1")
+	[ ! -f "$b" ] || bundle_prereqs "$b" | head -n 1
 }
 
 restack() {
