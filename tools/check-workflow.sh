@@ -43,7 +43,7 @@ SB=$scratch/build
 T=$SB/linux
 run() { BUILD=$SB "$@"; }
 
-n=0 failed=0
+n=0 failed=0 skipped=0
 planned=11
 [ -n "$rebase" ] && planned=12
 echo "KTAP version 1"
@@ -174,6 +174,7 @@ if [ -n "$last" ] && [ "$first" != "$last" ]; then
 		result FAIL "two restacks before a save keep every later topic's commits" "rc $rc, $got of $want commits"
 	fi
 else
+	skipped=$((skipped + 1))
 	result OK "two restacks before a save # SKIP needs two topics"
 fi
 
@@ -182,5 +183,5 @@ if [ -n "$rebase" ]; then
 fi
 
 [ $keep = 1 ] || rm -rf "$scratch"
-echo "$((n - failed)) passed, $failed failed, 0 skipped"
+echo "$((n - failed - skipped)) passed, $failed failed, $skipped skipped"
 [ $failed = 0 ] && [ $n = $planned ]
