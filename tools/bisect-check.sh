@@ -41,6 +41,16 @@ fi
 
 karch() { case $1 in x86_64) echo x86 ;; *) echo "$1" ;; esac; }
 
+# in_build OBJDIR OBJ: OBJ (a path like kernel/fork.o) is linked into this
+# configuration's vmlinux, i.e. listed in its directory's built-in.a or
+# lib.a.  A stale OBJ left by an earlier configuration does not count.
+in_build() {
+	local list
+	# thin archives list members as the archive path was given: relative
+	list=$(cd "$1" && { ar t "$(dirname "$2")/built-in.a"; ar t "$(dirname "$2")/lib.a"; } 2>/dev/null || true)
+	grep -qxF "$2" <<<"$list"
+}
+
 # build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
 # touched files.
 build() {
@@ -56,7 +66,7 @@ build() {
 		die $E_FAIL "commit $(git -C "$wt" log -1 --format='%h %s' "$c") does not build for $arch ($mode); see $obj/build.log"
 	for f in $(git -C "$wt" diff-tree --no-commit-id --name-only -r "$c" -- '*.c'); do
 		case $f in arch/*) [[ $f == arch/$(karch "$arch")/* ]] || continue ;; esac
-		[ -f "$obj/${f%.c}.o" ] || continue	# not built in this config
+		in_build "$obj" "${f%.c}.o" || continue	# not built in this config
 		objs+=("${f%.c}.o")
 	done
 	[ ${#objs[@]} -gt 0 ] || return 0
