@@ -123,4 +123,4 @@ for a in $arches; do
 	progress "tip with CONFIG_TASK_ISOLATION=n: $a"
 	build "$a" "${commits[-1]}" off
 done
-progress "bisect-check: ${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files ($skipped build(s) skipped: nothing they read changed), in $(($(date +%s) - t0)) s"
+progress "${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files ($skipped build(s) skipped: nothing they read changed), in $(($(date +%s) - t0)) s"
