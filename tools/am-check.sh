@@ -38,4 +38,4 @@ for i in "${!want[@]}"; do
 	b=$(git -C "$wt" rev-parse "${have[$i]}^{tree}")
 	[ "$a" = "$b" ] || die $E_FAIL "patch $((i + 1)) ($(tgit log -1 --format=%s "${want[$i]}")) gives tree $b, the bundle has $a"
 done
-progress "am-check: ${#want[@]} patches apply with git am and give the same trees as the topic bundles"
+progress "${#want[@]} patches apply with git am and give the same trees as the topic bundles"
