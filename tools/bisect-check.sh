@@ -10,10 +10,10 @@ usage: tools/bisect-check.sh [--arch LIST] [--from COMMIT]
 
 For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
 (\$BUILD/bisect), builds the test kernel of each architecture of LIST
-(default "x86_64 arm64 arm") with CONFIG_TASK_ISOLATION=y where the
-architecture supports it at that commit, then rebuilds the .c files the
-commit touches with W=1 and fails on any warning there.  The tip is also
-built with CONFIG_TASK_ISOLATION=n.  A commit that changes no file an
+(default "x86_64 arm64 arm"), with CONFIG_TASK_ISOLATION=y and again with
+=n once the architecture supports the option (before that commit its build
+has the option off anyway), then rebuilds the .c files the commit touches
+with W=1 and fails on any warning there.  A commit that changes no file an
 architecture's build reads (only other arch/ trees, tools/testing/,
 Documentation/) is not built again for it.  Objects live in
 \$BUILD/obj/bisect-<arch>-{on,off}; ccache makes repeated runs cheap.
@@ -51,14 +51,16 @@ in_build() {
 	grep -qxF "$2" <<<"$list"
 }
 
+# supports ARCH: at the commit checked out, ARCH can enable the option.
+supports() {
+	grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(karch "$1")/Kconfig"
+}
+
 # build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
 # touched files.
 build() {
 	local arch=$1 c=$2 mode=$3 obj=$BUILD/obj/bisect-$1-$3 set=() f objs=()
-	if [ "$mode" = on ]; then
-		grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(karch "$arch")/Kconfig" ||
-			set=(--set CONFIG_TASK_ISOLATION=n)
-	else
+	if [ "$mode" = off ] || ! supports "$arch"; then
 		set=(--set CONFIG_TASK_ISOLATION=n)
 	fi
 	BUILD=$BUILD "$TOP/tools/kernel.sh" --arch "$arch" --src "$wt" --obj "$obj" "${set[@]}" \
@@ -116,11 +118,11 @@ for c in "${commits[@]}"; do
 		fi
 		progress "$what"
 		build "$a" "$c" on
+		if supports "$a"; then
+			progress "$what, CONFIG_TASK_ISOLATION=n"
+			build "$a" "$c" off
+		fi
 	done
 	built=$((built + 1))
 done
-for a in $arches; do
-	progress "tip with CONFIG_TASK_ISOLATION=n: $a"
-	build "$a" "${commits[-1]}" off
-done
-progress "${#commits[@]} commit(s) x ($arches) build, W=1 clean in touched files ($skipped build(s) skipped: nothing they read changed), in $(($(date +%s) - t0)) s"
+progress "${#commits[@]} commit(s) x ($arches) build with the option on and, where supported, off; W=1 clean in touched files ($skipped skipped: nothing they read changed); in $(($(date +%s) - t0)) s"
