@@ -39,7 +39,7 @@ if [ ! -d "$wt/.git" ] && [ ! -f "$wt/.git" ]; then
 	tgit worktree add -q --detach "$wt" base
 fi
 
-karch() { case $1 in x86_64) echo x86 ;; *) echo "$1" ;; esac; }
+srcarch() { arch_facts "$1"; echo "$SRCARCH"; }
 
 # in_build OBJDIR OBJ: OBJ (a path like kernel/fork.o) is linked into this
 # configuration's vmlinux, i.e. listed in its directory's built-in.a or
@@ -53,7 +53,7 @@ in_build() {
 
 # supports ARCH: at the commit checked out, ARCH can enable the option.
 supports() {
-	grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(karch "$1")/Kconfig"
+	grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(srcarch "$1")/Kconfig"
 }
 
 # build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
@@ -67,16 +67,15 @@ build() {
 		>"$LOGDIR/bisect-$arch-$mode.log" 2>&1 ||
 		die $E_FAIL "commit $(git -C "$wt" log -1 --format='%h %s' "$c") does not build for $arch ($mode); see $obj/build.log"
 	for f in $(git -C "$wt" diff-tree --no-commit-id --name-only -r "$c" -- '*.c'); do
-		case $f in arch/*) [[ $f == arch/$(karch "$arch")/* ]] || continue ;; esac
+		case $f in arch/*) [[ $f == arch/$(srcarch "$arch")/* ]] || continue ;; esac
 		in_build "$obj" "${f%.c}.o" || continue	# not built in this config
 		objs+=("${f%.c}.o")
 	done
 	[ ${#objs[@]} -gt 0 ] || return 0
 	for f in "${objs[@]}"; do touch "$wt/${f%.o}.c"; done	# force a W=1 recompile
-	local cross=""
-	case $arch in arm64) cross=aarch64-linux-gnu- ;; arm) cross=arm-linux-gnueabihf- ;; esac
-	make -C "$wt" O="$obj" ARCH="$(karch "$arch")" CROSS_COMPILE="$cross" \
-		CC="ccache ${cross}gcc" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
+	arch_facts "$arch"
+	make -C "$wt" O="$obj" ARCH="$arch" CROSS_COMPILE="$CROSS" \
+		CC="ccache ${CROSS}gcc" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
 		die $E_FAIL "W=1 build of ${objs[*]} failed at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
 	if grep -E 'warning:' "$LOGDIR/bisect-w1.log" >"$LOGDIR/bisect-w1.warn"; then
 		cat "$LOGDIR/bisect-w1.warn" >&2
@@ -92,7 +91,7 @@ unchanged_for() {
 	local f
 	while read -r f; do
 		case $f in
-		arch/"$(karch "$1")"/*) return 1 ;;
+		arch/"$(srcarch "$1")"/*) return 1 ;;
 		arch/* | tools/testing/* | Documentation/* | MAINTAINERS) ;;
 		*) return 1 ;;
 		esac

@@ -76,11 +76,7 @@ LOGDIR=$run
 start_log boot-test
 
 # 1. The test disk: the suite, --extra programs, the runner and its config.
-case $arch in
-x86_64) cc=gcc ;;
-arm64) cc=aarch64-linux-gnu-gcc ;;
-arm) cc=arm-linux-gnueabihf-gcc ;;
-esac
+cc=${CROSS}gcc
 need_tools "$cc"
 if [ $suite = 1 ]; then
 	progress "building the selftest suite for $arch"

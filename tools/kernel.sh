@@ -39,12 +39,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $variant in default | debug) ;; *) die $E_USAGE "--config must be default or debug" ;; esac
-case $arch in
-x86_64) karch=x86_64 cross="" image=arch/x86/boot/bzImage target=bzImage ;;
-arm64) karch=arm64 cross=aarch64-linux-gnu- image=arch/arm64/boot/Image target=Image ;;
-arm) karch=arm cross=arm-linux-gnueabihf- image=arch/arm/boot/zImage target=zImage ;;
-*) die $E_USAGE "unknown --arch $arch (x86_64, arm64, arm)" ;;
-esac
+arch_facts "$arch"
+cross=$CROSS image=arch/$SRCARCH/boot/$IMAGE target=$IMAGE
 obj=${obj:-$BUILD/obj/$arch-$variant}
 case $obj in /*) ;; *) obj=$PWD/$obj ;; esac
 if [ $print = 1 ]; then
@@ -63,7 +59,7 @@ command -v ccache >/dev/null && cc="ccache $cc"
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026"
 export KBUILD_BUILD_USER=ti KBUILD_BUILD_HOST=qemu
-kmake=(make -C "$src" O="$obj" ARCH="$karch" CROSS_COMPILE="$cross" CC="$cc"
+kmake=(make -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" CC="$cc"
 	HOSTCC="${HOSTCC:-gcc}" -j"${JOBS:-$(nproc)}")
 
 # Fragments, in order; later lines win.

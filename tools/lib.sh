@@ -267,12 +267,18 @@ tree_create() {
 CACHE=${TI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/task-isolation}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
-# arch_facts ARCH: set DEBARCH, QEMU, CONSOLE for a test architecture.
+# arch_facts ARCH: set, for a test architecture, DEBARCH (Debian's name),
+# QEMU, CONSOLE, SRCARCH (its directory under arch/), CROSS (the compiler
+# prefix, empty for the host) and IMAGE (the boot image, make target and path
+# under arch/$SRCARCH/boot/).
 arch_facts() {
 	case $1 in
-	x86_64) DEBARCH=amd64 QEMU=qemu-system-x86_64 CONSOLE=ttyS0 ;;
-	arm64) DEBARCH=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0 ;;
-	arm) DEBARCH=armhf QEMU=qemu-system-arm CONSOLE=ttyAMA0 ;;
+	x86_64) DEBARCH=amd64 QEMU=qemu-system-x86_64 CONSOLE=ttyS0
+		SRCARCH=x86 CROSS="" IMAGE=bzImage ;;
+	arm64) DEBARCH=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0
+		SRCARCH=arm64 CROSS=aarch64-linux-gnu- IMAGE=Image ;;
+	arm) DEBARCH=armhf QEMU=qemu-system-arm CONSOLE=ttyAMA0
+		SRCARCH=arm CROSS=arm-linux-gnueabihf- IMAGE=zImage ;;
 	*) die $E_USAGE "unknown arch $1 (x86_64, arm64, arm)" ;;
 	esac
 }
