@@ -9,7 +9,11 @@ cd "$(dirname "$0")" || exit 1
 export TI_HOLD_SECONDS="${HOLD:-10}"
 
 # Keep kernel messages off the console while KTAP is printed; they are
-# dumped after the results, where the host scans them for crashes.
+# dumped after the results, and the console log level is restored before
+# the dump so that anything later (a WARNING at power-off) reaches the
+# console too.  The host scans the whole console for crashes.
+loglevel=$(cut -f1 /proc/sys/kernel/printk 2>/dev/null)
+[ "${loglevel:-0}" -ge 5 ] 2>/dev/null || loglevel=7	# 5: warnings show
 dmesg -n 1 2>/dev/null
 
 # The deadline fair server arms a timer on every CPU that runs a fair
@@ -53,5 +57,8 @@ for p in $progs; do
 done
 echo "# ti-run: done"
 echo "=== guest dmesg ==="
+# From here on the kernel prints on the console again; what it logged before
+# this line is in the dump below.
+dmesg -n "$loglevel" 2>/dev/null
 dmesg --color=never
 echo "=== end guest dmesg ==="

@@ -20,15 +20,22 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TREE = os.path.join(os.environ.get('BUILD', os.path.join(TOP, 'build')), 'linux')
 
 # Console patterns that fail a boot whatever the tests said (what LAVA,
-# NIPA and syzkaller look for), with a short reason.
+# NIPA and syzkaller look for), with a short reason.  They are matched
+# against every line of the console: the boot messages, the KTAP, the guest's
+# dmesg dump and whatever the kernel prints after it (test/run.sh turns the
+# console log level back up before the dump, so a WARNING at power-off shows).
 CRASH_PATTERNS = [
     (r'Kernel panic - not syncing', 'kernel panic'),
     (r'BUG: KASAN:', 'KASAN report'),
+    (r'UBSAN:', 'UBSAN report'),
     (r'possible recursive locking detected', 'lockdep report'),
     (r'WARNING: possible circular locking dependency', 'lockdep report'),
     (r'WARNING: .*lock', 'lockdep report'),
     (r'BUG: sleeping function called from invalid context', 'sleep in atomic context'),
-    (r'rcu: INFO: rcu_.* (self-)?detected stall', 'RCU stall'),
+    (r'INFO: rcu_tasks\w* detected stall', 'RCU Tasks stall'),
+    (r'INFO: rcu_\w+ (self-)?detected (expedited )?stall', 'RCU stall'),
+    (r'rcu: INFO:', 'RCU stall'),
+    (r'INFO: task .* blocked', 'hung task'),
     (r'kernel BUG at', 'kernel BUG'),
     (r'BUG:', 'kernel BUG'),
     (r'Oops', 'kernel Oops'),
@@ -65,6 +72,7 @@ def main():
     reasons = []
     if args.verdict:
         reasons.append(args.verdict)
+    # Every console line, not only the KTAP or the dmesg dump.
     for line in console:
         for pat, why in CRASH_PATTERNS:
             if re.search(pat, line):
