@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of tools/boot-test.sh: prepares the isolated CPUs, runs every
 # test program on the test disk and prints one KTAP document on the console:
-# the selftest suite as a nested KTAP subtest, each --extra program as a
-# test of its own (exit 0 = pass, 4 = skip, anything else = fail).
+# first isolated_cpus_match_cmdline (the kernel offers task isolation on
+# exactly the CPUs the command line isolates), then the selftest suite as a
+# nested KTAP subtest ("not ok ... # missing" when it was meant to run but
+# is not on the disk), then each --extra program as a test of its own
+# (exit 0 = pass, 4 = skip, anything else = fail).
 cd "$(dirname "$0")" || exit 1
-. ./ti.conf	# ISOLATE=<cpulist> HOLD=<seconds>, written by boot-test.sh
+. ./ti.conf	# ISOLATE=<cpulist> ISOLATE_EXPANDED=<cpu,...> HOLD=<seconds> SUITE=0|1, by boot-test.sh
 export TI_HOLD_SECONDS="${HOLD:-10}"
+SUITE=${SUITE:-1}
 
 # Keep kernel messages off the console while KTAP is printed; they are
 # dumped after the results, and the console log level is restored before
@@ -28,23 +32,56 @@ for f in /sys/kernel/debug/sched/fair_server/cpu*/runtime; do
 	fi
 done
 
+# cpus LIST: a CPU list ("1-3,5" or "1,2,3,5") as sorted CPU numbers, one
+# line.
+cpus() {
+	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do
+		[ -n "$a" ] && seq "$a" "${b:-$a}"
+	done | sort -n -u | paste -sd' ' -
+}
+
 progs=""
-[ -x ./task_isolation_test ] && progs="task_isolation_test"
+if [ -x ./task_isolation_test ] || [ "$SUITE" = 1 ]; then
+	progs="task_isolation_test"
+fi
 for p in extra/*; do
 	[ -f "$p" ] && progs="$progs $p"
 done
-n=$(echo $progs | wc -w)
+n=$((1 + $(echo $progs | wc -w)))
 
 echo "KTAP version 1"
 echo "1..$n"
-i=0
+
+# 1. Without task isolation on the isolated CPUs nearly every test SKIPs;
+# that is a failure of the kernel, not a reason to skip.
+sysfs=/sys/devices/system/cpu/task_isolation
+if [ -r "$sysfs" ]; then
+	have=$(cat "$sysfs" 2>/dev/null)
+	echo "# $sysfs: \"$have\"; isolated on the command line: $ISOLATE"
+	if [ "$(cpus "$have")" = "$(cpus "$ISOLATE_EXPANDED")" ]; then
+		echo "ok 1 isolated_cpus_match_cmdline"
+	else
+		echo "not ok 1 isolated_cpus_match_cmdline # $sysfs is \"$have\", not \"$ISOLATE\""
+	fi
+else
+	echo "not ok 1 isolated_cpus_match_cmdline # no $sysfs (kernel without task isolation?)"
+fi
+
+i=1
 for p in $progs; do
 	i=$((i + 1))
 	name=$(basename "$p")
 	rcfile=/tmp/rc.$i
 	if [ "$name" = task_isolation_test ]; then
-		# The harness prints TAP 13 / KTAP: nest it as a subtest.
-		{ ./"$p" 2>&1; echo $? >"$rcfile"; } | sed -u 's/^/  /'
+		if [ ! -x ./"$p" ]; then
+			echo "# $p: not on the test disk"
+			echo "not ok $i $name # missing"
+			continue
+		fi
+		# The harness prints TAP 13 / KTAP: nest it as a subtest, named
+		# as KTAP wants (so that a short run is seen as short).
+		{ ./"$p" 2>&1; echo $? >"$rcfile"; } |
+			sed -u -e 's/^/  /' -e "s/^  TAP version [0-9]*\$/&\\n  # Subtest: $name/"
 	else
 		{ ./"$p" 2>&1; echo $? >"$rcfile"; } | sed -u 's/^/# /'
 	fi

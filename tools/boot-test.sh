@@ -9,7 +9,7 @@ usage() {
 usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
                           [--config default|debug] [--cpus N] [--isolate LIST]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
-                          [--hang S] [--hold S] [--no-suite]
+                          [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
 
 Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
@@ -22,19 +22,25 @@ Nothing is built but the test programs: a missing kernel or rootfs is an
 error that names the make target to run.
 
 The boot fails (exit 1, reason on the last line) on a failed test, a
-missing plan or fewer results than planned, a timeout (--timeout, default
-900 s; the guest is killed), no console output for --hang seconds
-(default 300), a panic, Oops, BUG, WARNING, lockdep or KASAN report.
+missing plan or fewer results than planned (in the suite too), a missing
+suite, /sys/devices/system/cpu/task_isolation not listing exactly LIST
+(test isolated_cpus_match_cmdline), a SKIP that test/expected-skips does
+not allow for <arch> (an --extra program's too), a timeout (--timeout,
+default 900 s; the guest is killed), no console output for --hang seconds
+(default 300), a panic, Oops, BUG, WARNING, lockdep, KASAN, UBSAN, RCU
+stall or hung task report anywhere on the console (power-off included).
 Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<time>/.
 
---hold S      how long the "isolation holds" tests spin (default 10)
---no-suite    run only the --extra programs
+--hold S          how long the "isolation holds" tests spin (default 10)
+--no-suite        run only the --extra programs
+--allow-skip NAME let test NAME (e.g. state_visible, or an --extra
+                  program's name) SKIP in this run; repeatable
 Exit codes: 0 passed, 1 failed, 2 usage, 3 missing tool, 5 missing input.
 EOF
 }
 
 arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
-hold=10 suite=1 extras=()
+hold=10 suite=1 extras=() allow_skip=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) arch=$2; shift 2 ;;
@@ -47,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--hang) hang=$2; shift 2 ;;
 	--hold) hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
+	--allow-skip) allow_skip+=(--allow-skip "$2"); shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit $E_USAGE ;;
 	esac
@@ -98,7 +105,8 @@ for x in "${extras[@]}"; do
 	esac
 done
 install -m 0755 "$TOP/test/run.sh" "$run/disk/run.sh"
-printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\n' "$isolate" "$expanded" "$hold" >"$run/disk/ti.conf"
+printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\nSUITE=%s\n' "$isolate" "$expanded" "$hold" "$suite" \
+	>"$run/disk/ti.conf"
 mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of the test disk failed"
 
 # 2. Boot.
@@ -163,6 +171,8 @@ for attempt in 1 2 3; do
 	mv "$console" "$console.attempt$attempt"
 done
 
-# 3. Judge.
+# 3. Judge: the allowed SKIPs are in test/expected-skips.
+report_args=(--arch "$arch" --isolated-cpus "$expanded" "${allow_skip[@]}")
+[ $suite = 1 ] || report_args+=(--no-suite)
 python3 "$TOP/tools/ktap-report.py" --console "$console" --outdir "$run" \
-	--suite-name "task_isolation-$arch-$variant" --verdict "$verdict"
+	--suite-name "task_isolation-$arch-$variant" --verdict "$verdict" "${report_args[@]}"
