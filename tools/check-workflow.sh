@@ -19,6 +19,9 @@ with a scratch build directory there, checks as KTAP:
     fail with exit 5 and a one-line error;
   - FORCE=1 drops unsaved work only after keeping a backup ref and a stash;
   - two restacks in a row (no save between) carry the later topics along;
+  - tools/ktap-report.py --self-test: the boot-test judge fails an all-SKIP
+    run, a suite with fewer results than planned, a WARNING after the dmesg
+    dump, and passes a run with only the SKIPs test/expected-skips allows;
   - with --rebase VERSION: 'make rebase' moves the series to that version.
 Takes about three minutes (two imports).  Exit 0 when all pass.
 EOF
@@ -44,8 +47,8 @@ T=$SB/linux
 run() { BUILD=$SB "$@"; }
 
 n=0 failed=0 skipped=0
-planned=11
-[ -n "$rebase" ] && planned=12
+planned=12
+[ -n "$rebase" ] && planned=13
 echo "KTAP version 1"
 echo "1..$planned"
 result() {	# result OK|FAIL NAME [detail]
@@ -177,6 +180,11 @@ else
 	skipped=$((skipped + 1))
 	result OK "two restacks before a save # SKIP needs two topics"
 fi
+
+# 8. The boot-test judge, offline: hand-made console logs (the KTAP parser
+# comes from the scratch tree).
+expect_rc 0 "ktap-report.py --self-test: all-SKIP and short runs fail, allowed SKIPs pass" \
+	run python3 "$R/tools/ktap-report.py" --self-test
 
 if [ -n "$rebase" ]; then
 	expect_rc 0 "make rebase VERSION=$rebase" run "$R/tools/rebase.sh" "$rebase"
