@@ -1641,7 +1641,7 @@ TEST(signal_during_enable)
 		catch(SIGUSR1);
 		sigaction(SIGUSR2, &sa, NULL);
 		sh->isolated = 1;	/* ready */
-		for (n = 0; n < 3000 && !sh->stop; n++) {
+		for (n = 0; n < 1000 && !sh->stop; n++) {
 			if (ti_set(PR_TASK_ISOLATION_ENABLE |
 				   PR_TASK_ISOLATION_SET_SIG(SIGUSR1)) == 0) {
 				ok++;
@@ -1656,7 +1656,7 @@ TEST(signal_during_enable)
 		_exit(0);
 	}
 	ASSERT_TRUE(wait_isolated(sh));
-	for (i = 0; i < 200000; i++) {
+	for (i = 0; i < 50000; i++) {
 		if (kill(pid, SIGUSR2))
 			break;
 		if (waitpid(pid, &status, WNOHANG) == pid)
