@@ -1394,7 +1394,7 @@ static void signal_from_another(struct __test_metadata *_metadata, int iso_sig,
 	ASSERT_TRUE(!!sh);
 	ASSERT_EQ(0, pin(hk));
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct sigaction sa = { .sa_handler = on_other_signal };
 		unsigned long long i;
@@ -1514,7 +1514,7 @@ static void refused(struct __test_metadata *_metadata, enum refused_how how)
 		SKIP(return, NEEDS_ROOT);
 	ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0)
 		refused_child(cpu, how, p[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1569,7 +1569,7 @@ TEST(get_after_refused_prctl)
 		SKIP(return, NEEDS_ROOT);
 	for (i = 0; i < 2; i++) {
 		pid = fork_child();
-		ASSERT_LT(0, pid);
+		ASSERT_LE(0, pid);
 		if (pid == 0) {
 			unsigned long flags = PR_TASK_ISOLATION_SET_SIG(SIGUSR1);
 			char state[64];
@@ -1630,7 +1630,7 @@ TEST(signal_during_enable)
 	ASSERT_TRUE(!!sh);
 	ASSERT_EQ(0, pin(hk));
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct sigaction sa = { .sa_handler = on_usr2_syscall };
 		int n, ok = 0;
@@ -1691,7 +1691,7 @@ TEST(ptrace_syscall_stops_paired)
 	if (geteuid() != 0)
 		SKIP(return, NEEDS_ROOT);
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		if (pin(cpu) || prefault())
 			_exit(2);
@@ -1754,7 +1754,7 @@ TEST(fp_use_while_isolated)
 	if (geteuid() != 0)
 		SKIP(return, NEEDS_ROOT);
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		double x = getpid();	/* not a constant to fold */
 		int i;
@@ -1794,7 +1794,7 @@ TEST(trace_reader_does_not_end_isolation)
 	if (!start_tracing(_metadata))
 		return;
 	reader = fork_child();
-	ASSERT_LT(0, reader);
+	ASSERT_LE(0, reader);
 	if (reader == 0) {
 		char buf[4096];
 		int fd;
@@ -1809,7 +1809,7 @@ TEST(trace_reader_does_not_end_isolation)
 	}
 	usleep(200000);	/* the reader waits */
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		int n, i;
 
@@ -1864,14 +1864,14 @@ TEST(compat_syscall_judged_as_compat)
 	if (geteuid() != 0)
 		SKIP(return, NEEDS_ROOT);
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0)	/* i386 getpid is 20 */
 		_exit(int80(20, 0) == getpid() ? 0 : 1);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		SKIP(return, "no IA32 emulation (int $0x80) in this kernel");
 	pid = fork_child();
-	ASSERT_LT(0, pid);
+	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		if (pin(cpu) || prefault())
 			_exit(2);
