@@ -1585,7 +1585,7 @@ TEST(get_after_refused_prctl)
 				_exit(4);
 			if (ti_get() & PR_TASK_ISOLATION_ENABLE)
 				_exit(5);
-			if (status_line(0, "Task_isolation:\t", state, sizeof(state)) ||
+			if (status_line(getpid(), "Task_isolation:\t", state, sizeof(state)) ||
 			    strcmp(state, "off"))
 				_exit(6);
 			_exit(handler_ran ? 7 : 0);
