@@ -353,3 +353,58 @@ save_bundles() {
 	rm -rf "$tmp"
 	progress "$changed bundle(s) written; fresh replay of $(series_topics | wc -l) topic(s) reproduces every commit id"
 }
+
+# ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
+# isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh).
+ti_cmdline() {
+	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$2 nohz_full=$2"
+	c="$c rcu_nocbs=$2 irqaffinity=0"
+	[ "$1" = x86_64 ] && c="$c tsc=reliable"
+	echo "$c"
+}
+
+# qemu_watch CONSOLE TIMEOUT HANG: run QEMU_ARGV (see qemu_argv) with its
+# console in CONSOLE until the guest powers off; kill it after TIMEOUT
+# seconds, after HANG seconds without console output, or 2 s after a panic.
+# Sets QEMU_VERDICT ("" when the guest powered off by itself).  A progress
+# line every 60 s shows the last console line matching $QEMU_WATCH_RE.
+qemu_watch() {
+	local console=$1 timeout=$2 hang=$3 start now size last_size=-1 last_change qpid
+	local last_report
+	start=$(date +%s)
+	last_change=$start last_report=$start
+	QEMU_VERDICT=""
+	"${QEMU_ARGV[@]}" </dev/null >"$console" 2>&1 &
+	qpid=$!
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 2
+		now=$(date +%s)
+		size=$(stat -c %s "$console")
+		if [ "$size" != "$last_size" ]; then
+			last_size=$size last_change=$now
+		fi
+		if [ $((now - start)) -ge "$timeout" ]; then
+			QEMU_VERDICT="timeout: no power-off after ${timeout} s (guest killed)"
+			break
+		fi
+		if [ $((now - last_change)) -ge "$hang" ]; then
+			QEMU_VERDICT="hung guest: no console output for ${hang} s (guest killed)"
+			break
+		fi
+		if grep -aq -e 'Kernel panic - not syncing' "$console"; then
+			QEMU_VERDICT="kernel panic"
+			sleep 2
+			break
+		fi
+		if [ $((now - last_report)) -ge 60 ]; then
+			last_report=$now
+			progress "$((now - start)) s: $(grep -aE "${QEMU_WATCH_RE:-ti-init}" "$console" | tail -n 1 | tr -d '\r' | cut -c1-90)"
+		fi
+	done
+	if kill -0 "$qpid" 2>/dev/null; then
+		kill "$qpid" 2>/dev/null || true
+		sleep 1
+		kill -9 "$qpid" 2>/dev/null || true
+	fi
+	wait "$qpid" 2>/dev/null || true
+}
