@@ -22,6 +22,8 @@ with a scratch build directory there, checks as KTAP:
   - tools/ktap-report.py --self-test: the boot-test judge fails an all-SKIP
     run, a suite with fewer results than planned, a WARNING after the dmesg
     dump, and passes a run with only the SKIPs test/expected-skips allows;
+  - tools/bench-report.py --self-test: the benchmark report keeps n/a
+    (config) rows n/a, computes the (b)/(a) ratios and judges the targets;
   - with --rebase VERSION: 'make rebase' moves the series to that version.
 Takes about three minutes (two imports).  Exit 0 when all pass.
 EOF
@@ -47,8 +49,8 @@ T=$SB/linux
 run() { BUILD=$SB "$@"; }
 
 n=0 failed=0 skipped=0
-planned=12
-[ -n "$rebase" ] && planned=13
+planned=13
+[ -n "$rebase" ] && planned=14
 echo "KTAP version 1"
 echo "1..$planned"
 result() {	# result OK|FAIL NAME [detail]
@@ -185,6 +187,10 @@ fi
 # comes from the scratch tree).
 expect_rc 0 "ktap-report.py --self-test: all-SKIP and short runs fail, allowed SKIPs pass" \
 	run python3 "$R/tools/ktap-report.py" --self-test
+
+# 9. The benchmark report, offline, on fabricated result lines.
+expect_rc 0 "bench-report.py --self-test: ratios, n/a (config) rows, targets, PNG" \
+	run python3 "$R/tools/bench-report.py" --self-test
 
 if [ -n "$rebase" ]; then
 	expect_rc 0 "make rebase VERSION=$rebase" run "$R/tools/rebase.sh" "$rebase"
