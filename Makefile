@@ -11,7 +11,7 @@ export BUILD FORCE
 .DEFAULT_GOAL := all
 .PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
 	check-arm check-workflow patches checkpatch recipients send am-check \
-	bisect-check selftest-check clean
+	bisect-check selftest-check bench clean
 
 all: deps tree patches ## the main job: pinned tree, series replayed, exported as mail
 
@@ -19,6 +19,7 @@ help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 	@echo "  variables: BUILD=dir (or O=), ARCH=x86_64|arm64|arm, CONFIG=default|debug,"
 	@echo "             VERSION=<debian version> (rebase), FORCE=1 (drop unsaved work, with backup)"
+	@echo "             QUICK=1 (bench: 10 s window, x86_64 only)"
 
 deps: ## install the Debian packages the workflow needs (root)
 	tools/deps.sh
@@ -78,6 +79,9 @@ bisect-check: tree ## build every commit for x86_64, arm64, arm (W=1 on touched 
 selftest-check: tree ## the in-tree kselftest equals test/ and builds with kselftest make
 	tools/selftest-sync.sh --check
 	tools/selftest-sync.sh --build
+
+bench: deps tree ## benchmark: the series vs stock 6.12, quality and cost (QUICK=1: short run)
+	tools/bench.sh $(if $(filter 1,$(QUICK)),--quick)
 
 check-arm: deps tree ## only the 32-bit arm boot test
 	$(MAKE) boot-check ARCH=arm

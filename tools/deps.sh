@@ -7,7 +7,7 @@ PKGS=(git make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves ccache
 	xz-utils cpio kmod perl python3 rsync debootstrap e2fsprogs
 	qemu-system-x86 qemu-system-arm qemu-utils
 	gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross
-	libc6-dev-armhf-cross b4 sparse)
+	libc6-dev-armhf-cross b4 sparse gnuplot-nox)
 
 case ${1:-} in
 -h | --help)
