@@ -1407,6 +1407,11 @@ static void signal_from_another(struct __test_metadata *_metadata, int iso_sig,
 			catch(iso_sig);
 		if (prefault())
 			_exit(2);
+		/*
+		 * Write the shared page now: without hardware dirty-bit
+		 * management (arm64 under QEMU) the first write faults.
+		 */
+		sh->isolated = 0;
 		if (isolate(iso_sig ? PR_TASK_ISOLATION_SET_SIG(iso_sig) : 0))
 			_exit(3);
 		sh->isolated = 1;
