@@ -4,8 +4,7 @@
 # base and check that every step gives the same tree as the topic bundles.
 . "$(dirname "$0")/lib.sh"
 
-case ${1:-} in
--h | --help)
+usage() {
 	cat <<EOF2
 usage: tools/am-check.sh        (make am-check; runs make patches first)
 
@@ -14,8 +13,8 @@ Checks out the pinned base in a scratch worktree (\$BUILD/am-check), applies
 resulting commit with the tree of the corresponding commit of base..$TIP_BRANCH.
 Exit codes: 0 identical, 1 a patch does not apply or a tree differs, 5 no patches.
 EOF2
-	exit 0 ;;
-esac
+}
+no_options "$@"
 dir=$("$TOP/tools/patches.sh" --print-dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 wt=$BUILD/am-check

@@ -24,10 +24,10 @@ EOF
 arches="x86_64 arm64 arm" from=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arches=$2; shift 2 ;;
-	--from) from=$2; shift 2 ;;
+	--arch) need_value "$@"; arches=$2; shift 2 ;;
+	--from) need_value "$@"; from=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
 done
 [ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"

@@ -43,19 +43,19 @@ arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
 hold=10 suite=1 extras=() allow_skip=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arch=$2; shift 2 ;;
-	--kernel) kernel=$2; shift 2 ;;
-	--config) variant=$2; shift 2 ;;
-	--cpus) cpus=$2; shift 2 ;;
-	--isolate) isolate=$2; shift 2 ;;
-	--extra) extras+=("$2"); shift 2 ;;
-	--timeout) timeout=$2; shift 2 ;;
-	--hang) hang=$2; shift 2 ;;
-	--hold) hold=$2; shift 2 ;;
+	--arch) need_value "$@"; arch=$2; shift 2 ;;
+	--kernel) need_value "$@"; kernel=$2; shift 2 ;;
+	--config) need_value "$@"; variant=$2; shift 2 ;;
+	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
+	--isolate) need_value "$@"; isolate=$2; shift 2 ;;
+	--extra) need_value "$@"; extras+=("$2"); shift 2 ;;
+	--timeout) need_value "$@"; timeout=$2; shift 2 ;;
+	--hang) need_value "$@"; hang=$2; shift 2 ;;
+	--hold) need_value "$@"; hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
-	--allow-skip) allow_skip+=(--allow-skip "$2"); shift 2 ;;
+	--allow-skip) need_value "$@"; allow_skip+=(--allow-skip "$2"); shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
 done
 arch_facts "$arch"

@@ -6,7 +6,7 @@
 
 usage() {
 	cat <<EOF
-usage: tools/check-workflow.sh [--keep] [--rebase VERSION]
+usage: tools/check-workflow.sh [--keep] [--quick] [--rebase VERSION]
 
 Clones this repository (committed state) into \$BUILD/workflow-check and,
 with a scratch build directory there, checks as KTAP:
@@ -24,17 +24,23 @@ with a scratch build directory there, checks as KTAP:
     dump, and passes a run with only the SKIPs test/expected-skips allows;
   - tools/bench-report.py --self-test: the benchmark report keeps n/a
     (config) rows n/a, computes the (b)/(a) ratios and judges the targets;
+  - every tools/*.sh rejects an unknown option, and each of its options
+    that takes a value when the value is missing, with its usage and exit 2
+    (no script runs: the build directory given to them does not exist);
   - with --rebase VERSION: 'make rebase' moves the series to that version.
-Takes about three minutes (two imports).  Exit 0 when all pass.
+Takes about three minutes (two imports).  --quick runs only the checks that
+need no kernel tree (the two self-tests and the option checks), in
+seconds.  Prints "N passed, N failed, N skipped"; exit 0 when all pass.
 EOF
 }
-keep=0 rebase=""
+keep=0 quick=0 rebase=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--keep) keep=1; shift ;;
-	--rebase) rebase=$2; shift 2 ;;
+	--quick) quick=1; shift ;;
+	--rebase) need_value "$@"; rebase=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
 done
 need_tools git
@@ -49,8 +55,10 @@ T=$SB/linux
 run() { BUILD=$SB "$@"; }
 
 n=0 failed=0 skipped=0
-planned=13
-[ -n "$rebase" ] && planned=14
+mapfile -t scripts < <(cd "$R/tools" && ls -- *.sh | grep -vx lib.sh)
+planned=$((2 + ${#scripts[@]}))
+[ $quick = 1 ] || planned=$((planned + 11))
+[ -n "$rebase" ] && planned=$((planned + 1))
 echo "KTAP version 1"
 echo "1..$planned"
 result() {	# result OK|FAIL NAME [detail]
@@ -69,6 +77,77 @@ expect_rc() {	# expect_rc RC NAME CMD...: run CMD, compare its exit code
 	sed 's/^/# /' "$scratch/out" | tail -n 4
 	if [ "$rc" = "$want" ]; then result OK "$name"; else result FAIL "$name" "exit $rc, wanted $want"; fi
 }
+
+# option_cases SCRIPT: the argument lists SCRIPT must refuse with its usage
+# and exit 2, one per line: an unknown option, and each option whose case
+# arm takes a value ($2) given without one.
+option_cases() {
+	echo "--no-such-option"
+	{ grep -oE -- '--[a-z-]+\) *(need_value|[a-z_]+\+?=\(?"?\$2)' "$1" || true; } |
+		grep -oE -- '^--[a-z-]+' | sort -u || true	# none is fine
+	case ${1##*/} in
+	topic.sh) printf '%s\n' "add" "add NAME --after" "move NAME" "list extra" ;;
+	rebase.sh | selftest-sync.sh) echo "" ;;	# a required argument missing
+	esac
+}
+
+# 10. Option parsing: every script, bad options and missing values.
+check_options() {
+	local s cases line args bad rc out
+	for s in "${scripts[@]}"; do
+		bad="" cases=0
+		while IFS= read -r line; do
+			read -r -a args <<<"$line"
+			cases=$((cases + 1))
+			rc=0
+			out=$(cd "$R" && BUILD=$scratch/no-build timeout 60 "$R/tools/$s" "${args[@]}" 2>&1) || rc=$?
+			if [ $rc != 2 ] || ! grep -q '^usage:' <<<"$out" || grep -q 'unbound variable' <<<"$out"; then
+				bad="'${line:-(no arguments)}': exit $rc, $(grep -v '^usage:' <<<"$out" | head -n 1 | cut -c1-60)"
+				break
+			fi
+		done < <(option_cases "$R/tools/$s")
+		if [ -z "$bad" ]; then
+			result OK "tools/$s refuses bad options and missing values with its usage, exit 2 ($cases case(s))"
+		else
+			result FAIL "tools/$s refuses bad options and missing values with its usage, exit 2" "$bad"
+		fi
+	done
+}
+
+# 8. The boot-test judge, offline: hand-made console logs (the KTAP parser
+# comes from the scratch tree; with --quick from \$BUILD's tree, if any).
+check_judge() {
+	local name="ktap-report.py --self-test: all-SKIP and short runs fail, allowed SKIPs pass"
+	if [ $quick = 0 ]; then
+		expect_rc 0 "$name" run python3 "$R/tools/ktap-report.py" --self-test
+	elif [ -d "$TREE/.git" ]; then
+		expect_rc 0 "$name" python3 "$R/tools/ktap-report.py" --self-test
+	else
+		skipped=$((skipped + 1))
+		result OK "$name # SKIP no kernel tree in $BUILD (make tree)"
+	fi
+}
+
+# 9. The benchmark report, offline, on fabricated result lines (no tree
+# needed: runs with --quick too).
+check_bench() {
+	expect_rc 0 "bench-report.py --self-test: ratios, n/a (config) rows, targets, PNG" \
+		python3 "$R/tools/bench-report.py" --self-test
+}
+
+finish() {
+	[ $keep = 1 ] || rm -rf "$scratch"
+	echo "$((n - failed - skipped)) passed, $failed failed, $skipped skipped"
+	[ $failed = 0 ] && [ $n = $planned ]
+}
+
+if [ $quick = 1 ]; then
+	check_judge
+	check_bench
+	check_options
+	finish
+	exit
+fi
 
 pin=$(base_field base-commit "$R/upstream-base.txt")
 topics=$(cd "$R" && BUILD=$SB bash -c '. tools/lib.sh; series_topics')
@@ -183,19 +262,12 @@ else
 	result OK "two restacks before a save # SKIP needs two topics"
 fi
 
-# 8. The boot-test judge, offline: hand-made console logs (the KTAP parser
-# comes from the scratch tree).
-expect_rc 0 "ktap-report.py --self-test: all-SKIP and short runs fail, allowed SKIPs pass" \
-	run python3 "$R/tools/ktap-report.py" --self-test
-
-# 9. The benchmark report, offline, on fabricated result lines.
-expect_rc 0 "bench-report.py --self-test: ratios, n/a (config) rows, targets, PNG" \
-	run python3 "$R/tools/bench-report.py" --self-test
+check_judge
+check_bench
+check_options
 
 if [ -n "$rebase" ]; then
 	expect_rc 0 "make rebase VERSION=$rebase" run "$R/tools/rebase.sh" "$rebase"
 fi
 
-[ $keep = 1 ] || rm -rf "$scratch"
-echo "$((n - failed - skipped)) passed, $failed failed, $skipped skipped"
-[ $failed = 0 ] && [ $n = $planned ]
+finish

@@ -4,8 +4,7 @@
 # finding that checkpatch-allow.txt does not list with a reason.
 . "$(dirname "$0")/lib.sh"
 
-case ${1:-} in
--h | --help)
+usage() {
 	cat <<EOF2
 usage: tools/checkpatch.sh      (make checkpatch; runs make patches first)
 
@@ -15,8 +14,8 @@ checkpatch-allow.txt has "<subject> | <finding> | <reason>" for it, and an
 allow-list line that matches nothing fails too.
 Exit codes: 0 clean, 1 findings, 5 no patches.
 EOF2
-	exit 0 ;;
-esac
+}
+no_options "$@"
 dir=$("$TOP/tools/patches.sh" --print-dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 mkdir -p "$LOGDIR"

@@ -9,11 +9,11 @@ PKGS=(git make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves ccache
 	gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross
 	libc6-dev-armhf-cross b4 sparse gnuplot-nox)
 
-case ${1:-} in
--h | --help)
-	echo "usage: tools/deps.sh   install: ${PKGS[*]}"
-	exit 0 ;;
-esac
+usage() {
+	echo "usage: tools/deps.sh   install what is missing of: ${PKGS[*]}"
+	echo "Exit codes: 0 ok, 2 usage, 3 not root or apt-get failed."
+}
+no_options "$@"
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

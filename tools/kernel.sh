@@ -27,15 +27,15 @@ EOF
 arch=x86_64 variant=default src=$TREE obj="" print=0 sets=() extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arch=$2; shift 2 ;;
-	--config) variant=$2; shift 2 ;;
-	--set) sets+=("$2"); shift 2 ;;
-	--src) src=$2; shift 2 ;;
-	--obj) obj=$2; shift 2 ;;
+	--arch) need_value "$@"; arch=$2; shift 2 ;;
+	--config) need_value "$@"; variant=$2; shift 2 ;;
+	--set) need_value "$@"; sets+=("$2"); shift 2 ;;
+	--src) need_value "$@"; src=$2; shift 2 ;;
+	--obj) need_value "$@"; obj=$2; shift 2 ;;
 	--print-image) print=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; extra=("$@"); break ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
 done
 case $variant in default | debug) ;; *) die $E_USAGE "--config must be default or debug" ;; esac

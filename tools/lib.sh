@@ -42,6 +42,33 @@ die() {
 	printf '%s: error: %s\n' "$PROG" "$*" >&2
 	exit "$rc"
 }
+# Option parsing, one style in every script: the script defines usage()
+# and loops over its arguments with a case statement; an unknown option, a
+# stray argument or a missing value ends in bad_usage: the reason, the usage
+# on stderr, exit 2.
+#   --arch) need_value "$@"; arch=$2; shift 2 ;;
+#   -h | --help) usage; exit 0 ;;
+#   *) bad_usage "unknown option: $1" ;;
+bad_usage() {
+	[ -z "${1:-}" ] || msg "$1"
+	usage >&2
+	exit $E_USAGE
+}
+# need_value OPT [VALUE...]: OPT must be followed by a value (not empty,
+# not another option).
+need_value() {
+	[ $# -ge 2 ] && [ -n "$2" ] && [ "${2#-}" = "$2" ] || bad_usage "$1 needs a value"
+}
+# no_options "$@": for scripts that take none but --help.
+no_options() {
+	case ${1:-} in
+	"") ;;
+	-h | --help) usage; exit 0 ;;
+	*) bad_usage "unknown option or argument: $1" ;;
+	esac
+	[ $# -le 1 ] || bad_usage "unexpected argument: $2"
+}
+
 # progress STEP...: a timestamped line for long steps.
 progress() { printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$PROG" "$*" >&2; }
 

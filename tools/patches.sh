@@ -19,12 +19,13 @@ Exit codes: 0 ok, 2 usage, 5 no tree or bad cover letter.
 EOF
 }
 print=0
-case ${1:-} in
--h | --help) usage; exit 0 ;;
---print-dir) print=1 ;;
-"") ;;
-*) usage >&2; exit $E_USAGE ;;
-esac
+while [ $# -gt 0 ]; do
+	case $1 in
+	--print-dir) print=1; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) bad_usage "unknown option: $1" ;;
+	esac
+done
 cover=$TOP/cover-letter.txt
 ver=$(sed -n 's/^Version:[[:space:]]*//p' "$cover" | head -n 1)
 subject=$(sed -n 's/^Subject:[[:space:]]*//p' "$cover" | head -n 1)

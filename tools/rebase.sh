@@ -17,7 +17,12 @@ and the bundles; commit both afterwards.
 Exit codes: 0 ok, 1 conflict, 2 usage, 3 missing package, 4 unsaved work, 5 bad input.
 EOF2
 }
-case ${1:-} in -h | --help) usage; exit 0 ;; "") usage >&2; exit $E_USAGE ;; esac
+case ${1:-} in
+-h | --help) usage; exit 0 ;;
+"") bad_usage "VERSION is missing" ;;
+-*) bad_usage "unknown option: $1" ;;
+esac
+[ $# = 1 ] || bad_usage "unexpected argument: $2"
 ver=$1
 need_tools git tar sha256sum
 [ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree first)"

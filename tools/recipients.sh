@@ -3,8 +3,7 @@
 # Who gets the series: scripts/get_maintainer.pl on the exported patches.
 . "$(dirname "$0")/lib.sh"
 
-case ${1:-} in
--h | --help)
+usage() {
 	cat <<EOF2
 usage: tools/recipients.sh      (make recipients; runs make patches first)
 
@@ -13,8 +12,8 @@ Runs scripts/get_maintainer.pl (no git history: --no-git) on every patch of
 Cc:.  Prints both lines and writes them to <patch dir>/recipients.txt, which
 'make send' uses.
 EOF2
-	exit 0 ;;
-esac
+}
+no_options "$@"
 dir=$("$TOP/tools/patches.sh" --print-dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 gm=(./scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats)

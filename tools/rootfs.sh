@@ -25,12 +25,12 @@ EOF2
 arch=x86_64 kernel="" check=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--arch) arch=$2; shift 2 ;;
-	--kernel) kernel=$2; shift 2 ;;
+	--arch) need_value "$@"; arch=$2; shift 2 ;;
+	--kernel) need_value "$@"; kernel=$2; shift 2 ;;
 	--print) shift ;;
 	--check) check=1; shift ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
 done
 arch_facts "$arch"

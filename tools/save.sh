@@ -18,7 +18,7 @@ they are listed so that you can commit them to a topic first.
 Exit codes: 0 saved, 1 verification failed, 2 usage, 5 bad series/tree.
 EOF2
 }
-case ${1:-} in -h | --help) usage; exit 0 ;; "") ;; *) usage >&2; exit $E_USAGE ;; esac
+no_options "$@"
 need_tools git
 [ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
 start_log save

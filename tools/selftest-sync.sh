@@ -25,8 +25,14 @@ pairs=("test/task_isolation_test.c:$dir/task_isolation_test.c"
 	"test/in-tree/config:$dir/config"
 	"test/in-tree/settings:$dir/settings"
 	"test/in-tree/gitignore:$dir/.gitignore")
-[ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
 case ${1:-} in
+--check | --update | --build) [ $# = 1 ] || bad_usage "unexpected argument: $2" ;;
+-h | --help) usage; exit 0 ;;
+"") bad_usage "which of --check, --update, --build?" ;;
+*) bad_usage "unknown option: $1" ;;
+esac
+[ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
+case $1 in
 --check)
 	bad=0
 	for p in "${pairs[@]}"; do
@@ -55,6 +61,4 @@ case ${1:-} in
 		die $E_FAIL "the build produced no task_isolation_test; see $out/build.log"
 	msg "built $out/kselftest/task_isolation/task_isolation_test"
 	;;
--h | --help) usage ;;
-*) usage >&2; exit $E_USAGE ;;
 esac

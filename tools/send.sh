@@ -18,7 +18,7 @@ and runs 'b4 send':
 Exit codes: 0 ok, 3 no b4, 5 no tree or bad cover letter.
 EOF2
 }
-case ${1:-} in -h | --help) usage; exit 0 ;; "") ;; *) usage >&2; exit $E_USAGE ;; esac
+no_options "$@"
 need_tools b4 git
 [ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
 cover=$TOP/cover-letter.txt

@@ -21,8 +21,30 @@ Exit codes: 0 ok, 1 conflict, 2 usage, 5 bad input.
 EOF2
 }
 
-[ -d "$TREE/.git" ] || [ "${1:-}" = -h ] || [ "${1:-}" = --help ] ||
-	die $E_INPUT "no tree in $TREE (run: make tree)"
+# Parse everything before touching anything.
+cmd=${1:-list}
+[ $# = 0 ] || shift
+name="" after="" first=0
+case $cmd in
+list | restack) [ $# = 0 ] || bad_usage "$cmd takes no arguments" ;;
+add | remove | move)
+	[ $# -gt 0 ] && [ "${1#-}" = "$1" ] || bad_usage "$cmd needs a topic NAME"
+	name=$1
+	shift
+	while [ $# -gt 0 ]; do
+		case $cmd:$1 in
+		add:--after | move:--after) need_value "$@"; after=$2; shift 2 ;;
+		move:--first) first=1; shift ;;
+		*) bad_usage "$cmd: unknown option or argument: $1" ;;
+		esac
+	done
+	[ "$cmd" != move ] || [ -n "$after" ] || [ $first = 1 ] || bad_usage "move NAME --after TOPIC|--first"
+	[ "$cmd" != move ] || [ -z "$after" ] || [ $first = 0 ] || bad_usage "move: --after or --first, not both"
+	;;
+-h | --help) usage; exit 0 ;;
+*) bad_usage "unknown command: $cmd" ;;
+esac
+[ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
 
 # old_start TOPIC: the commit the topic was last stacked on: the one the
 # last restack recorded, while it is still below the branch (a second
@@ -58,8 +80,6 @@ restack() {
 	progress "series restacked; run 'make save' to write the bundles"
 }
 
-cmd=${1:-list}
-shift || true
 case $cmd in
 list)
 	prev=$(tree_base)
@@ -70,9 +90,7 @@ list)
 	done
 	;;
 add)
-	name=${1:?NAME}
-	after=${3:-$(series_topics | tail -n 1)}
-	[ "${2:-}" = "" ] || [ "$2" = --after ] || die $E_USAGE "add NAME [--after TOPIC]"
+	after=${after:-$(series_topics | tail -n 1)}
 	series_topics | grep -qxF "$name" && die $E_INPUT "topic $name exists"
 	if [ -n "$after" ]; then
 		series_topics | grep -qxF "$after" || die $E_INPUT "no topic $after"
@@ -91,7 +109,6 @@ add)
 	msg "topic $name added after ${after:-base}; commit on it (git -C $TREE switch $name), then make save"
 	;;
 remove)
-	name=${1:?NAME}
 	series_topics | grep -qxF "$name" || die $E_INPUT "no topic $name"
 	protect_tree "remove a topic" "tree"
 	sed -i "/^$name\$/d" "$SERIES_FILE"
@@ -104,20 +121,18 @@ remove)
 	msg "removed $name (kept as refs/backup/removed/$name); run make save and commit topic-branches/"
 	;;
 move)
-	name=${1:?NAME}
 	series_topics | grep -qxF "$name" || die $E_INPUT "no topic $name"
+	[ $first = 1 ] || series_topics | grep -qxF "$after" || die $E_INPUT "no topic $after"
 	protect_tree "move a topic" "tree"
 	sed -i "/^$name\$/d" "$SERIES_FILE"
-	case ${2:-} in
-	--first) sed -i "0,/^[^#[:space:]]/s//$name\n&/" "$SERIES_FILE" ;;
-	--after) sed -i "/^${3:?TOPIC}\$/a $name" "$SERIES_FILE" ;;
-	*) die $E_USAGE "move NAME --after TOPIC|--first" ;;
-	esac
+	if [ $first = 1 ]; then
+		sed -i "0,/^[^#[:space:]]/s//$name\n&/" "$SERIES_FILE"
+	else
+		sed -i "/^$after\$/a $name" "$SERIES_FILE"
+	fi
 	tgit checkout -q --detach
 	restack
 	tgit checkout -q "$TIP_BRANCH"
 	;;
 restack) restack ;;
--h | --help) usage ;;
-*) usage >&2; exit $E_USAGE ;;
 esac

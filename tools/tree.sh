@@ -24,11 +24,7 @@ Exit codes: 0 ok, 2 usage, 3 missing tool/package, 4 unsaved work, 5 bad input.
 EOF
 }
 
-case ${1:-} in
--h | --help) usage; exit 0 ;;
-"") ;;
-*) usage >&2; exit $E_USAGE ;;
-esac
+no_options "$@"
 
 need_tools git tar xz sha256sum awk sed
 mkdir -p "$BUILD"
