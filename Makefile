@@ -4,7 +4,9 @@
 # $(BUILD) (default ./build, outside git); caches in ~/.cache/task-isolation.
 
 BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
-ARCH ?= x86_64
+# The test architectures: the rows of tools/arches (the first is the default).
+ARCHES := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { print $$1 }')
+ARCH ?= $(firstword $(ARCHES))
 CONFIG ?= default
 export BUILD FORCE
 
@@ -17,7 +19,7 @@ all: deps tree patches ## the main job: pinned tree, series replayed, exported a
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@echo "  variables: BUILD=dir (or O=), ARCH=x86_64|arm64|arm, CONFIG=default|debug,"
+	@echo "  variables: BUILD=dir (or O=), ARCH=$(subst $(eval) ,|,$(ARCHES)), CONFIG=default|debug,"
 	@echo "             VERSION=<debian version> (rebase), FORCE=1 (drop unsaved work, with backup)"
 	@echo "             QUICK=1 (bench: 10 s window, x86_64 only)"
 
@@ -51,12 +53,10 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 	$(MAKE) rootfs
 	$(MAKE) boot-test
 
-check: deps tree ## the test command: workflow checks, then x86_64, arm64 and arm boot tests
+check: deps tree ## the test command: workflow checks, then a boot test per architecture (tools/arches)
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
-	$(MAKE) boot-check ARCH=x86_64
-	$(MAKE) boot-check ARCH=arm64
-	$(MAKE) boot-check ARCH=arm
+	for a in $(ARCHES); do $(MAKE) boot-check ARCH=$$a || exit 1; done
 
 patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN
 	tools/patches.sh
@@ -73,7 +73,7 @@ send: patches ## b4 send: dry run into $(BUILD)/patches/vN/b4 unless SEND=1
 am-check: patches ## the patches apply with git am onto the pinned base, same trees
 	tools/am-check.sh
 
-bisect-check: tree ## build every commit for x86_64, arm64, arm (W=1 on touched files)
+bisect-check: tree ## build every commit for every architecture (W=1 on touched files)
 	tools/bisect-check.sh
 
 selftest-check: tree ## the in-tree kselftest equals test/ and builds with kselftest make

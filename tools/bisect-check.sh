@@ -10,7 +10,7 @@ usage: tools/bisect-check.sh [--arch LIST] [--from COMMIT]
 
 For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
 (\$BUILD/bisect), builds the test kernel of each architecture of LIST
-(default "x86_64 arm64 arm"), with CONFIG_TASK_ISOLATION=y and again with
+(default: every row of tools/arches), with CONFIG_TASK_ISOLATION=y and again with
 =n once the architecture supports the option (before that commit its build
 has the option off anyway), then rebuilds the .c files the commit touches
 with W=1 and fails on any warning there.  A commit that changes no file an
@@ -21,7 +21,7 @@ Stops at the first failure and names the commit and architecture.
 Exit codes: 0 every commit builds, 1 a build failed, 5 no tree.
 EOF
 }
-arches="x86_64 arm64 arm" from=""
+arches=$(arch_list | xargs) from=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arches=$2; shift 2 ;;
@@ -74,7 +74,7 @@ build() {
 	[ ${#objs[@]} -gt 0 ] || return 0
 	for f in "${objs[@]}"; do touch "$wt/${f%.o}.c"; done	# force a W=1 recompile
 	arch_facts "$arch"
-	make -C "$wt" O="$obj" ARCH="$arch" CROSS_COMPILE="$CROSS" \
+	make -C "$wt" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$CROSS" \
 		CC="ccache ${CROSS}gcc" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
 		die $E_FAIL "W=1 build of ${objs[*]} failed at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
 	if grep -E 'warning:' "$LOGDIR/bisect-w1.log" >"$LOGDIR/bisect-w1.warn"; then

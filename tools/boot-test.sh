@@ -154,7 +154,7 @@ boot_once() {
 
 cmdline="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$isolate nohz_full=$isolate"
 cmdline="$cmdline rcu_nocbs=$isolate irqaffinity=0"
-[ "$arch" = x86_64 ] && cmdline="$cmdline tsc=reliable"
+[ -z "$BOOTARGS" ] || cmdline="$cmdline $BOOTARGS"	# tools/arches (x86: tsc=reliable)
 qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"

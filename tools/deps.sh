@@ -4,10 +4,15 @@
 . "$(dirname "$0")/lib.sh"
 
 PKGS=(git make gcc libc6-dev bc bison flex libelf-dev libssl-dev dwarves ccache
-	xz-utils cpio kmod perl python3 rsync debootstrap e2fsprogs
-	qemu-system-x86 qemu-system-arm qemu-utils
-	gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross
-	libc6-dev-armhf-cross b4 sparse gnuplot-nox)
+	xz-utils cpio kmod perl python3 rsync debootstrap e2fsprogs qemu-utils b4 sparse
+	gnuplot-nox)
+# plus, per architecture, its cross compiler and QEMU (tools/arches)
+for a in $(arch_list); do
+	arch_facts "$a"
+	for p in $HOST_PKGS; do
+		[[ " ${PKGS[*]} " == *" $p "* ]] || PKGS+=("$p")
+	done
+done
 
 usage() {
 	echo "usage: tools/deps.sh   install what is missing of: ${PKGS[*]}"

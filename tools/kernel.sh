@@ -5,7 +5,7 @@
 
 usage() {
 	cat <<EOF
-usage: tools/kernel.sh [--arch x86_64|arm64|arm] [--config default|debug]
+usage: tools/kernel.sh [--arch $(arch_list | paste -sd"|" -)] [--config default|debug]
                        [--set CONFIG_FOO=val]... [--src DIR] [--obj DIR]
                        [--print-image] [-- extra make arguments]
 
@@ -24,7 +24,7 @@ Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool, 5 bad config.
 EOF
 }
 
-arch=x86_64 variant=default src=$TREE obj="" print=0 sets=() extra=()
+arch=$(arch_list | head -n 1) variant=default src=$TREE obj="" print=0 sets=() extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -59,7 +59,7 @@ command -v ccache >/dev/null && cc="ccache $cc"
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026"
 export KBUILD_BUILD_USER=ti KBUILD_BUILD_HOST=qemu
-kmake=(make -C "$src" O="$obj" ARCH="$arch" CROSS_COMPILE="$cross" CC="$cc"
+kmake=(make -C "$src" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$cross" CC="$cc"
 	HOSTCC="${HOSTCC:-gcc}" -j"${JOBS:-$(nproc)}")
 
 # Fragments, in order; later lines win.

@@ -294,20 +294,31 @@ tree_create() {
 CACHE=${TI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/task-isolation}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
-# arch_facts ARCH: set, for a test architecture, DEBARCH (Debian's name),
-# QEMU, CONSOLE, SRCARCH (its directory under arch/), CROSS (the compiler
-# prefix, empty for the host) and IMAGE (the boot image, make target and path
-# under arch/$SRCARCH/boot/).
+# The per-architecture facts live in one table, tools/arches.
+ARCH_TABLE=$TOP/tools/arches
+
+# arch_rows: the table without comments and blank lines.
+arch_rows() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$ARCH_TABLE"; }
+
+# arch_list: the test architectures, in table order (the first is the default).
+arch_list() { arch_rows | awk '{ print $1 }'; }
+
+# arch_facts ARCH: set, from ARCH's row of tools/arches, KARCH (the kernel's
+# ARCH=), SRCARCH (its directory under arch/), CROSS (the compiler prefix,
+# empty for the host), IMAGE (the boot image, make target and path under
+# arch/$SRCARCH/boot/), DEBARCH (Debian's name), QEMU, QEMU_MACHINE,
+# QEMU_CPU, CONSOLE, HOST_PKGS and GUEST_PKGS (space-separated) and BOOTARGS.
 arch_facts() {
-	case $1 in
-	x86_64) DEBARCH=amd64 QEMU=qemu-system-x86_64 CONSOLE=ttyS0
-		SRCARCH=x86 CROSS="" IMAGE=bzImage ;;
-	arm64) DEBARCH=arm64 QEMU=qemu-system-aarch64 CONSOLE=ttyAMA0
-		SRCARCH=arm64 CROSS=aarch64-linux-gnu- IMAGE=Image ;;
-	arm) DEBARCH=armhf QEMU=qemu-system-arm CONSOLE=ttyAMA0
-		SRCARCH=arm CROSS=arm-linux-gnueabihf- IMAGE=zImage ;;
-	*) die $E_USAGE "unknown arch $1 (x86_64, arm64, arm)" ;;
-	esac
+	local row name f
+	row=$(arch_rows | awk -v a="$1" '$1 == a')
+	[ -n "$row" ] || die $E_USAGE "unknown arch '$1' (tools/arches has: $(arch_list | paste -sd' ' -))"
+	read -r name KARCH SRCARCH CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE \
+		HOST_PKGS GUEST_PKGS BOOTARGS <<<"$row"
+	for f in KARCH SRCARCH CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS; do
+		[ "${!f}" != - ] || printf -v "$f" '%s' ""
+	done
+	HOST_PKGS=${HOST_PKGS//,/ } GUEST_PKGS=${GUEST_PKGS//,/ }
+	[ -n "$QEMU_CPU" ] || die $E_INPUT "tools/arches: the row of $1 has too few columns"
 }
 
 # qemu_argv ARCH KERNEL CPUS CMDLINE DRIVE...: fill QEMU_ARGV for a TCG guest
@@ -317,12 +328,8 @@ qemu_argv() {
 	shift 4
 	arch_facts "$arch"
 	QEMU_ARGV=("$QEMU" -accel tcg -smp "$cpus" -m 1024 -nographic -no-reboot
-		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline")
-	case $arch in
-	x86_64) QEMU_ARGV+=(-M pc -cpu max) ;;
-	arm64) QEMU_ARGV+=(-M virt -cpu max,pauth-impdef=on) ;;
-	arm) QEMU_ARGV+=(-M virt,highmem=off -cpu cortex-a15) ;;
-	esac
+		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline"
+		-M "$QEMU_MACHINE" -cpu "$QEMU_CPU")
 	for d in "$@"; do
 		QEMU_ARGV+=(-drive "file=$d,if=virtio,format=raw")
 	done
@@ -382,11 +389,13 @@ save_bundles() {
 }
 
 # ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
-# isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh).
+# isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh),
+# plus ARCH's bootargs from tools/arches (x86: tsc=reliable).
 ti_cmdline() {
 	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$2 nohz_full=$2"
 	c="$c rcu_nocbs=$2 irqaffinity=0"
-	[ "$1" = x86_64 ] && c="$c tsc=reliable"
+	arch_facts "$1"
+	[ -z "$BOOTARGS" ] || c="$c $BOOTARGS"
 	echo "$c"
 }
 

@@ -5,10 +5,11 @@
 
 usage() {
 	cat <<EOF2
-usage: tools/rootfs.sh [--arch x86_64|arm64|arm] [--kernel IMAGE] [--print]
+usage: tools/rootfs.sh [--arch $(arch_list | paste -sd"|" -)] [--kernel IMAGE] [--print]
 
 Builds a Debian 12 (bookworm) ext4 image from the recipe in rootfs/
-(debootstrap --variant=minbase plus rootfs/packages, /sbin/ti-init as init)
+(debootstrap --variant=minbase plus rootfs/packages and the arch's guestpkgs
+from tools/arches, /sbin/ti-init as init)
 and caches it as \$TI_CACHE/rootfs/<debarch>-<recipe hash>.ext4, so it is
 rebuilt only when rootfs/ changes.  Foreign architectures are built with
 "debootstrap --foreign"; the second stage then runs inside the guest under
@@ -22,7 +23,7 @@ Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool.
 EOF2
 }
 
-arch=x86_64 kernel="" check=0
+arch=$(arch_list | head -n 1) kernel="" check=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 arch_facts "$arch"
-key=$( (echo "$DEBARCH"; cd "$TOP/rootfs" && for f in $(ls); do echo "$f"; cat "$f"; done) |
+key=$( (echo "$DEBARCH"; [ -z "$GUEST_PKGS" ] || echo "$GUEST_PKGS"; cd "$TOP/rootfs" && for f in $(ls); do echo "$f"; cat "$f"; done) |
 	sha256sum | cut -c1-12)
 img=$CACHE/rootfs/debian12-$DEBARCH-$key.ext4
 if [ -f "$img" ]; then
@@ -54,7 +55,7 @@ if [ ${#foreign[@]} -gt 0 ]; then
 fi
 dir=$BUILD/rootfs-$DEBARCH
 rm -rf "$dir"
-pkgs=$(sed -e 's/#.*//' "$TOP/rootfs/packages" | xargs | tr ' ' ',')
+pkgs=$( (sed -e 's/#.*//' "$TOP/rootfs/packages"; echo "$GUEST_PKGS") | xargs | tr ' ' ',')
 progress "debootstrap bookworm $DEBARCH (minbase + $pkgs) ${foreign[*]:-}"
 debootstrap --variant=minbase --arch="$DEBARCH" "${foreign[@]}" --include="$pkgs" \
 	--cache-dir="$CACHE/debootstrap-$DEBARCH" \
