@@ -15,7 +15,7 @@ Exit codes: 0 identical, 1 a patch does not apply or a tree differs, 5 no patche
 EOF2
 }
 no_options "$@"
-dir=$("$TOP/tools/patches.sh" --print-dir)
+dir=$(patch_dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 wt=$BUILD/am-check
 start_log am-check
@@ -24,8 +24,7 @@ tgit worktree prune
 progress "checking out base $(tree_base | cut -c1-12) in $wt"
 tgit worktree add -q --detach "$wt" "$(tree_base)"
 trap 'git -C "$TREE" worktree remove --force "$wt" 2>/dev/null || true' EXIT
-patches=("$dir"/*.patch)
-patches=("${patches[@]:1}")	# drop the cover letter
+mapfile -t patches < <(patch_list "$dir")
 progress "git am ${#patches[@]} patches"
 git -C "$wt" -c user.name=am-check -c user.email=am-check@invalid am -q "${patches[@]}" ||
 	die $E_FAIL "git am failed at $(git -C "$wt" am --show-current-patch=diff 2>/dev/null | head -n 0; ls "$wt/.git" >/dev/null 2>&1; cat "$(git -C "$wt" rev-parse --git-path rebase-apply/next)" 2>/dev/null || echo '?')"

@@ -73,9 +73,8 @@ build() {
 	done
 	[ ${#objs[@]} -gt 0 ] || return 0
 	for f in "${objs[@]}"; do touch "$wt/${f%.o}.c"; done	# force a W=1 recompile
-	arch_facts "$arch"
-	make -C "$wt" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$CROSS" \
-		CC="ccache ${CROSS}gcc" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
+	kernel_make "$wt" "$obj" "$arch"
+	"${KMAKE[@]}" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
 		die $E_FAIL "W=1 build of ${objs[*]} failed at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
 	if grep -E 'warning:' "$LOGDIR/bisect-w1.log" >"$LOGDIR/bisect-w1.warn"; then
 		cat "$LOGDIR/bisect-w1.warn" >&2

@@ -68,11 +68,12 @@ done | paste -sd, -)
 case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not isolate it" ;; esac
 
 need_tools "$QEMU" mke2fs python3
-kernel=${kernel:-$("$TOP/tools/kernel.sh" --arch "$arch" --config "$variant" --print-image)}
+check_config "$variant"
+kernel=${kernel:-$(kernel_image "$arch" "$variant")}
 [ -f "$kernel" ] || die $E_INPUT "no kernel image $kernel: run 'make kernel ARCH=$arch CONFIG=$variant' (or pass --kernel)"
 kernel=$(realpath "$kernel")
-rootfs=$("$TOP/tools/rootfs.sh" --arch "$arch" --check) ||
-	die $E_INPUT "no rootfs image for $arch: run 'make rootfs ARCH=$arch'"
+rootfs=$(rootfs_image "$arch")
+[ -f "$rootfs" ] || die $E_INPUT "no rootfs image for $arch: run 'make rootfs ARCH=$arch'"
 objdir=$(dirname "$kernel")
 while [ ! -f "$objdir/.config" ] && [ "$objdir" != / ]; do objdir=$(dirname "$objdir"); done
 hdrs=$objdir/usr/include

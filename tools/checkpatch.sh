@@ -16,7 +16,7 @@ Exit codes: 0 clean, 1 findings, 5 no patches.
 EOF2
 }
 no_options "$@"
-dir=$("$TOP/tools/patches.sh" --print-dir)
+dir=$(patch_dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 mkdir -p "$LOGDIR"
 allow=$TOP/checkpatch-allow.txt

@@ -24,11 +24,11 @@ Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool, 5 bad config.
 EOF
 }
 
-arch=$(arch_list | head -n 1) variant=default src=$TREE obj="" print=0 sets=() extra=()
+arch=$(arch_list | head -n 1) config=default src=$TREE obj="" print=0 sets=() extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
-	--config) need_value "$@"; variant=$2; shift 2 ;;
+	--config) need_value "$@"; config=$2; shift 2 ;;
 	--set) need_value "$@"; sets+=("$2"); shift 2 ;;
 	--src) need_value "$@"; src=$2; shift 2 ;;
 	--obj) need_value "$@"; obj=$2; shift 2 ;;
@@ -38,36 +38,30 @@ while [ $# -gt 0 ]; do
 	*) bad_usage "unknown option: $1" ;;
 	esac
 done
-case $variant in default | debug) ;; *) die $E_USAGE "--config must be default or debug" ;; esac
+check_config "$config"
 arch_facts "$arch"
-cross=$CROSS image=arch/$SRCARCH/boot/$IMAGE target=$IMAGE
-obj=${obj:-$BUILD/obj/$arch-$variant}
+cross=$CROSS target=$IMAGE
+obj=${obj:-$(obj_dir "$arch" "$config")}
 case $obj in /*) ;; *) obj=$PWD/$obj ;; esac
+image=$(kernel_image "$arch" "$config" "$obj")
 if [ $print = 1 ]; then
-	echo "$obj/$image"
+	echo "$image"
 	exit 0
 fi
 [ -f "$src/Makefile" ] || die $E_INPUT "no kernel tree in $src (run: make tree)"
 need_tools make gcc "${cross}gcc" flex bison bc perl
 mkdir -p "$obj"
-start_log "kernel-$arch-$variant"
+start_log "kernel-$arch-$config"
 
-cc="${cross}gcc"
-command -v ccache >/dev/null && cc="ccache $cc"
 # Paths below the build directory hash as relative ones, so that another
 # clone (CI) hits the same cache entries.
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$BUILD}
 export KBUILD_BUILD_TIMESTAMP="Thu Jan  1 00:00:00 UTC 2026"
 export KBUILD_BUILD_USER=ti KBUILD_BUILD_HOST=qemu
-kmake=(make -C "$src" O="$obj" ARCH="$KARCH" CROSS_COMPILE="$cross" CC="$cc"
-	HOSTCC="${HOSTCC:-gcc}" -j"${JOBS:-$(nproc)}")
+kernel_make "$src" "$obj" "$arch"
+kmake=("${KMAKE[@]}")
 
-# Fragments, in order; later lines win.
-frags=("$TOP/configs/common.config" "$TOP/configs/$arch.config")
-if [ "$variant" = debug ]; then
-	frags+=("$TOP/configs/debug.config")
-	[ -f "$TOP/configs/$arch-debug.config" ] && frags+=("$TOP/configs/$arch-debug.config")
-fi
+mapfile -t frags < <(config_fragments "$arch" "$config")
 want=$obj/fragment.config
 {
 	cat "${frags[@]}"
@@ -75,7 +69,7 @@ want=$obj/fragment.config
 } | sed -e 's/#.*//' -e '/^[[:space:]]*$/d' >"$want.new"
 
 if [ ! -f "$obj/.config" ] || ! cmp -s "$want.new" "$want"; then
-	progress "configuring $arch-$variant (allnoconfig + ${#frags[@]} fragment(s))"
+	progress "configuring $arch-$config (allnoconfig + ${#frags[@]} fragment(s))"
 	mv "$want.new" "$want"
 	"${kmake[@]}" KCONFIG_ALLCONFIG="$want" allnoconfig >"$obj/config.log" 2>&1 ||
 		die $E_INPUT "configuration failed; see $obj/config.log"
@@ -99,7 +93,7 @@ bad=$(awk -F= '
 $bad
   fix configs/*.config (see $obj/.config)"
 
-progress "building $arch-$variant $target in $obj (log: $obj/build.log)"
+progress "building $arch-$config $target in $obj (log: $obj/build.log)"
 start=$(date +%s)
 if ! "${kmake[@]}" "$target" "${extra[@]}" >"$obj/build.log" 2>&1; then
 	grep -E 'error|Error' "$obj/build.log" | head -n 20 >&2 || true
@@ -109,5 +103,5 @@ fi
 	die $E_FAIL "headers_install failed; see $obj/build.log"
 # Compiler and objtool (noinstr, unreachable code, ...) warnings
 grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:|warning: objtool:' "$obj/build.log" | sort -u >"$obj/warnings.txt" || true
-progress "built $obj/$image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.txt") warning(s))"
-echo "$obj/$image"
+progress "built $image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.txt") warning(s))"
+echo "$image"

@@ -5,8 +5,13 @@
 #   $BUILD/base.git      bare repository holding only the imported base commit(s)
 #   $BUILD/linux         the kernel work tree: topic branches + "tip"; its object
 #                        store borrows the base objects from base.git (alternates)
-#   $BUILD/obj/<arch>-<variant>   out-of-tree kernel objects (make kernel)
+#   $BUILD/obj/<arch>-<config>    out-of-tree kernel objects (make kernel)
+#   $BUILD/patches/v<N>/ the exported mail (make patches, recipients, send)
+#   $BUILD/boot/<arch>-<config>-<time>/   one boot test
 #   $BUILD/logs          one log per script run
+# Every such name is made by a function below (obj_dir, kernel_image,
+# rootfs_image, patch_dir, ...): no script runs another to learn a path.
+# <config> is the config variant: default or debug (CONFIG=, --config).
 #
 # Exit codes shared by every script:
 #   0 success, 1 failure of the thing under test, 2 usage error,
@@ -294,6 +299,53 @@ tree_create() {
 CACHE=${TI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/task-isolation}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
+# Config variants: configs/common.config + configs/<arch>.config, and for
+# debug also configs/debug.config and configs/<arch>-debug.config.
+CONFIGS="default debug"
+check_config() {
+	case " $CONFIGS " in *" $1 "*) ;; *) bad_usage "--config must be one of: $CONFIGS" ;; esac
+}
+
+# obj_dir ARCH CONFIG: where 'make kernel' builds.
+obj_dir() { echo "$BUILD/obj/$1-$2"; }
+
+# kernel_image ARCH CONFIG [OBJ]: the boot image 'make kernel' leaves.
+kernel_image() {
+	arch_facts "$1"
+	echo "${3:-$(obj_dir "$1" "$2")}/arch/$SRCARCH/boot/$IMAGE"
+}
+
+# config_fragments ARCH CONFIG: the fragments, in order (later lines win).
+config_fragments() {
+	echo "$TOP/configs/common.config"
+	echo "$TOP/configs/$1.config"
+	if [ "$2" = debug ]; then
+		echo "$TOP/configs/debug.config"
+		[ ! -f "$TOP/configs/$1-debug.config" ] || echo "$TOP/configs/$1-debug.config"
+	fi
+}
+
+# kernel_make SRC OBJ ARCH: set KMAKE to the kernel make command line for
+# ARCH (cross compiler through ccache, -j\$JOBS); append targets to it.
+kernel_make() {
+	local cc
+	arch_facts "$3"
+	cc="${CROSS}gcc"
+	! command -v ccache >/dev/null || cc="ccache $cc"
+	KMAKE=(make -C "$1" O="$2" ARCH="$KARCH" CROSS_COMPILE="$CROSS" CC="$cc"
+		HOSTCC="${HOSTCC:-gcc}" -j"${JOBS:-$(nproc)}")
+}
+
+# rootfs_image ARCH: the cached guest image for ARCH; its name carries a
+# hash of the recipe (rootfs/ and the arch's guest packages).
+rootfs_image() {
+	local key
+	arch_facts "$1"
+	key=$( (echo "$DEBARCH"; [ -z "$GUEST_PKGS" ] || echo "$GUEST_PKGS"; cd "$TOP/rootfs" &&
+		for f in $(ls); do echo "$f"; cat "$f"; done) | sha256sum | cut -c1-12)
+	echo "$CACHE/rootfs/debian12-$DEBARCH-$key.ext4"
+}
+
 # The per-architecture facts live in one table, tools/arches.
 ARCH_TABLE=$TOP/tools/arches
 
@@ -334,6 +386,27 @@ qemu_argv() {
 		QEMU_ARGV+=(-drive "file=$d,if=virtio,format=raw")
 	done
 }
+
+# The mail: cover-letter.txt starts with "Key: value" lines (Version:,
+# Subject:) up to the first blank line; the rest is the body.
+COVER=$TOP/cover-letter.txt
+
+# cover_field FILE KEY: a header field of a cover letter.
+cover_field() { sed -n "1,/^\$/s/^$2:[[:space:]]*//p" "$1" | head -n 1; }
+
+# cover_body FILE: the body of a cover letter.
+cover_body() { sed '1,/^$/d' "$1"; }
+
+# patch_dir: where 'make patches' writes the series (v<N> from the cover letter).
+patch_dir() {
+	local v
+	v=$(cover_field "$COVER" Version)
+	[ -n "$v" ] || die $E_INPUT "${COVER#"$TOP"/} has no Version: line"
+	echo "$BUILD/patches/v$v"
+}
+
+# patch_list DIR: the patch files of an exported series, cover letter excluded.
+patch_list() { ls "$1"/*.patch 2>/dev/null | grep -v -- '-0000-cover-letter\.patch$' || true; }
 
 # tree_base: the base commit the topics sit on (refs/heads/base of $TREE).
 tree_base() { tgit rev-parse -q --verify refs/heads/base^{commit} || die $E_INPUT "$TREE has no base branch (run: make tree)"; }

@@ -26,11 +26,11 @@ while [ $# -gt 0 ]; do
 	*) bad_usage "unknown option: $1" ;;
 	esac
 done
-cover=$TOP/cover-letter.txt
-ver=$(sed -n 's/^Version:[[:space:]]*//p' "$cover" | head -n 1)
-subject=$(sed -n 's/^Subject:[[:space:]]*//p' "$cover" | head -n 1)
+cover=$COVER
+ver=$(cover_field "$cover" Version)
+subject=$(cover_field "$cover" Subject)
 [ -n "$ver" ] && [ -n "$subject" ] || die $E_INPUT "cover-letter.txt needs 'Subject:' and 'Version:' lines"
-out=$BUILD/patches/v$ver
+out=$(patch_dir)
 if [ $print = 1 ]; then
 	echo "$out"
 	exit 0
@@ -46,7 +46,7 @@ GIT_COMMITTER_DATE=$date tgit format-patch -q -v"$ver" --cover-letter --no-threa
 	--no-signature --base="$base" -o "$out" "base..$TIP_BRANCH"
 c=$(ls "$out"/*0000-cover-letter.patch)
 # Body: everything after the header block of cover-letter.txt.
-sed '1,/^$/d' "$cover" >"$out/.body"
+cover_body "$cover" >"$out/.body"
 python3 - "$c" "$subject" "$out/.body" <<'PY'
 import sys
 path, subject, body = sys.argv[1], sys.argv[2], open(sys.argv[3]).read().rstrip('\n')

@@ -14,10 +14,10 @@ Cc:.  Prints both lines and writes them to <patch dir>/recipients.txt, which
 EOF2
 }
 no_options "$@"
-dir=$("$TOP/tools/patches.sh" --print-dir)
+dir=$(patch_dir)
 ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
 gm=(./scripts/get_maintainer.pl --no-git --no-git-fallback --no-rolestats)
-mapfile -t patches < <(ls "$dir"/*.patch | grep -v -- '-0000-cover-letter.patch$')
+mapfile -t patches < <(patch_list "$dir")
 cd "$TREE"
 to=$("${gm[@]}" --m --r --no-l "${patches[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
 cc=$("${gm[@]}" --no-m --no-r --l "${patches[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')

@@ -35,9 +35,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 arch_facts "$arch"
-key=$( (echo "$DEBARCH"; [ -z "$GUEST_PKGS" ] || echo "$GUEST_PKGS"; cd "$TOP/rootfs" && for f in $(ls); do echo "$f"; cat "$f"; done) |
-	sha256sum | cut -c1-12)
-img=$CACHE/rootfs/debian12-$DEBARCH-$key.ext4
+img=$(rootfs_image "$arch")
 if [ -f "$img" ]; then
 	echo "$img"
 	exit 0
@@ -50,7 +48,7 @@ start_log "rootfs-$arch"
 foreign=()
 [ "$DEBARCH" = "$(dpkg --print-architecture)" ] || foreign=(--foreign)
 if [ ${#foreign[@]} -gt 0 ]; then
-	kernel=${kernel:-$("$TOP/tools/kernel.sh" --arch "$arch" --print-image)}
+	kernel=${kernel:-$(kernel_image "$arch" default)}
 	[ -f "$kernel" ] || die $E_FAIL "the $arch second stage boots a kernel: build it first (make kernel ARCH=$arch) or pass --kernel"
 fi
 dir=$BUILD/rootfs-$DEBARCH

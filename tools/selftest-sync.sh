@@ -50,7 +50,7 @@ case $1 in
 	msg "copied test/ into $TREE/$dir; now commit it there and run make save"
 	;;
 --build)
-	obj=$BUILD/obj/x86_64-default
+	obj=$(obj_dir "$(arch_list | head -n 1)" default)
 	[ -d "$obj/usr/include" ] || die $E_INPUT "no uapi headers in $obj/usr/include (run: make kernel)"
 	out=$BUILD/kselftest
 	mkdir -p "$out"

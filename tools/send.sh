@@ -21,8 +21,8 @@ EOF2
 no_options "$@"
 need_tools b4 git
 [ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
-cover=$TOP/cover-letter.txt
-ver=$(sed -n 's/^Version:[[:space:]]*//p' "$cover" | head -n 1)
+cover=$COVER
+ver=$(cover_field "$cover" Version)
 [ -n "$ver" ] || die $E_INPUT "cover-letter.txt has no Version: line"
 start_log send
 d=$BUILD/b4
@@ -58,7 +58,7 @@ if [ "${SEND:-0}" = 1 ]; then
 	(cd "$d" && b4 send --no-sign) || die $E_FAIL "b4 send failed"
 	exit 0
 fi
-out=$("$TOP/tools/patches.sh" --print-dir)/b4
+out=$(patch_dir)/b4
 rm -rf "$out"
 (cd "$d" && b4 send -o "$out" --no-sign) >"$LOGDIR/b4-send.log" 2>&1 ||
 	die $E_FAIL "b4 send -o failed; see $LOGDIR/b4-send.log"
