@@ -95,10 +95,14 @@ $bad
 
 progress "building $arch-$config $target in $obj (log: $obj/build.log)"
 start=$(date +%s)
+: >"$obj/build.log"
+start_progress "building $arch-$config" kbuild_count "$obj/build.log"
 if ! "${kmake[@]}" "$target" "${extra[@]}" >"$obj/build.log" 2>&1; then
+	stop_progress
 	grep -E 'error|Error' "$obj/build.log" | head -n 20 >&2 || true
 	die $E_FAIL "kernel build failed; see $obj/build.log"
 fi
+stop_progress
 "${kmake[@]}" headers_install INSTALL_HDR_PATH="$obj/usr" >>"$obj/build.log" 2>&1 ||
 	die $E_FAIL "headers_install failed; see $obj/build.log"
 # Compiler and objtool (noinstr, unreachable code, ...) warnings

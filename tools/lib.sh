@@ -77,6 +77,40 @@ no_options() {
 # progress STEP...: a timestamped line for long steps.
 progress() { printf '[%s] %s: %s\n' "$(date +%H:%M:%S)" "$PROG" "$*" >&2; }
 
+# start_progress LABEL FN ARG: until stop_progress (or the end of this
+# script), print "LABEL: <output of FN ARG>, <elapsed> s" every
+# $PROGRESS_EVERY (default 30) seconds, from a background loop that only
+# sleeps in between: the step it watches runs in the foreground.
+start_progress() {
+	local label=$1 fn=$2 arg=$3 parent=$$ every=${PROGRESS_EVERY:-30}
+	stop_progress
+	(
+		trap - EXIT
+		t0=$SECONDS next=$((SECONDS + every))
+		while sleep 2; do
+			kill -0 "$parent" 2>/dev/null || exit 0
+			[ $SECONDS -ge $next ] || continue
+			next=$((next + every))
+			progress "$label: $("$fn" "$arg" 2>/dev/null), $((SECONDS - t0)) s"
+		done
+	) &
+	PROGRESS_PID=$!
+}
+stop_progress() {
+	[ -z "${PROGRESS_PID:-}" ] || kill "$PROGRESS_PID" 2>/dev/null || true
+	PROGRESS_PID=""
+}
+
+# kbuild_count LOG: how far a kernel build is, from its (quiet) make log.
+kbuild_count() {
+	local n
+	n=$(grep -cE '^  (CC|AS|CC \[M\])  ' "$1" || true)
+	echo "$n objects compiled, last: $(grep -E '^  [A-Z]' "$1" | tail -n 1 | awk '{ print $NF }')"
+}
+
+# last_line LOG: the last non-empty line of LOG, shortened.
+last_line() { grep -a . "$1" | tail -n 1 | tr -d '\r' | cut -c1-70; }
+
 # start_log NAME: tee stderr and stdout into $LOGDIR/NAME-<time>.log.
 start_log() {
 	mkdir -p "$LOGDIR"

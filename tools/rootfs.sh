@@ -54,10 +54,27 @@ fi
 dir=$BUILD/rootfs-$DEBARCH
 rm -rf "$dir"
 pkgs=$( (sed -e 's/#.*//' "$TOP/rootfs/packages"; echo "$GUEST_PKGS") | xargs | tr ' ' ',')
+# stages: copy debootstrap's output to the log, and print a progress line
+# when it enters a stage (Retrieving, Validating, Extracting, Installing,
+# Unpacking, Configuring, ...) and every 30 s within one.
+stages() {
+	local line stage last="" t0=$SECONDS next=0
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in "I: "*) ;; *) continue ;; esac
+		stage=${line#I: }
+		stage=${stage%% *}
+		if [ "$stage" != "$last" ] || [ $SECONDS -ge $next ]; then
+			progress "debootstrap $DEBARCH, $((SECONDS - t0)) s: ${line#I: }"
+			last=$stage next=$((SECONDS + 30))
+		fi
+	done
+}
 progress "debootstrap bookworm $DEBARCH (minbase + $pkgs) ${foreign[*]:-}"
 debootstrap --variant=minbase --arch="$DEBARCH" "${foreign[@]}" --include="$pkgs" \
 	--cache-dir="$CACHE/debootstrap-$DEBARCH" \
-	bookworm "$dir" "${MIRROR:-http://deb.debian.org/debian}" >"$LOGDIR/debootstrap-$DEBARCH.log" 2>&1 ||
+	bookworm "$dir" "${MIRROR:-http://deb.debian.org/debian}" 2>&1 |
+	stages >"$LOGDIR/debootstrap-$DEBARCH.log" ||
 	die $E_FAIL "debootstrap failed; see $LOGDIR/debootstrap-$DEBARCH.log"
 install -m 0755 "$TOP/rootfs/ti-init" "$dir/sbin/ti-init"
 install -m 0755 "$TOP/rootfs/second-stage" "$dir/sbin/ti-second-stage"
@@ -71,7 +88,10 @@ if [ ${#foreign[@]} -gt 0 ]; then
 	progress "second stage inside qemu ($QEMU, several minutes under TCG)"
 	qemu_argv "$arch" "$kernel" 2 "root=/dev/vda rw init=/sbin/ti-second-stage" "$img.tmp"
 	log=$LOGDIR/second-stage-$DEBARCH.log
+	: >"$log"
+	start_progress "second stage $DEBARCH" last_line "$log"
 	timeout 1800 "${QEMU_ARGV[@]}" </dev/null >"$log" 2>&1 || true
+	stop_progress
 	grep -q 'TI-SECOND-STAGE: OK' "$log" ||
 		die $E_FAIL "second stage failed or timed out; see $log"
 fi
