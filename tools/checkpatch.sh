@@ -8,7 +8,8 @@ usage() {
 	cat <<EOF2
 usage: tools/checkpatch.sh      (make checkpatch; runs make patches first)
 
-Checks each patch of \$BUILD/patches/v<N>/ with checkpatch.pl --strict from
+Checks each patch of every exported kernel series (\$BUILD/patches/v<N>/
+and the other series' directories) with checkpatch.pl --strict from
 \$BUILD/linux.  Prints every finding and the totals; a finding passes only if
 checkpatch-allow.txt has "<subject> | <finding> | <reason>" for it, and an
 allow-list line that matches nothing fails too.
@@ -16,15 +17,17 @@ Exit codes: 0 clean, 1 findings, 5 no patches.
 EOF2
 }
 no_options "$@"
-dir=$(patch_dir)
-ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
+all=()
+for dir in $(patch_dirs --kernel); do
+	ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
+	mapfile -t -O ${#all[@]} all < <(patch_list "$dir")
+done
 mkdir -p "$LOGDIR"
 allow=$TOP/checkpatch-allow.txt
 used=$LOGDIR/checkpatch-allow-used
 : >"$used"
 errors=0 warnings=0 checks=0 allowed=0 bad=0
-for p in "$dir"/*.patch; do
-	case $p in *0000-cover-letter.patch) continue ;; esac
+for p in "${all[@]}"; do
 	subj=$(sed -n 's/^Subject: \[PATCH[^]]*\] //p' "$p" | head -n 1)
 	out=$(cd "$TREE" && ./scripts/checkpatch.pl --strict --no-color --show-types "$p" 2>&1 || true)
 	while IFS= read -r line; do

@@ -134,10 +134,11 @@ base_field() {
 	sed -n "s/^$1:[[:space:]]*//p" "$file" | head -n 1
 }
 
-# series_topics: topic names in series order (comments and blanks skipped).
+# series_topics: topic names in series order (comments, blanks and the
+# "@NAME" mail-series markers skipped).
 series_topics() {
 	[ -f "$SERIES_FILE" ] || return 0
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$SERIES_FILE"
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' -e '/^@/d' "$SERIES_FILE"
 }
 
 bundle_path() { echo "$BUNDLE_DIR/$1.bundle"; }
@@ -421,9 +422,17 @@ qemu_argv() {
 	done
 }
 
-# The mail: cover-letter.txt starts with "Key: value" lines (Version:,
-# Subject:) up to the first blank line; the rest is the body.
+# The mail.  A cover letter starts with "Key: value" lines up to the first
+# blank line (Version:, Subject:, optionally To:, Cc:, Files:); the rest is
+# its body.  The topics of topic-branches/series are exported as one or
+# more numbered series: a line "@NAME" there starts series NAME, whose cover
+# letter is cover-letters/NAME.txt; the topics before any such line, or
+# after "@main", form the main series, whose cover letter is
+# cover-letter.txt.  A cover letter in cover-letters/ with a "Files:" line
+# (say "Files: man-pages/*.patch") is a series of patches kept in this
+# repository for another project instead.
 COVER=$TOP/cover-letter.txt
+COVER_DIR=$TOP/cover-letters
 
 # cover_field FILE KEY: a header field of a cover letter.
 cover_field() { sed -n "1,/^\$/s/^$2:[[:space:]]*//p" "$1" | head -n 1; }
@@ -431,16 +440,105 @@ cover_field() { sed -n "1,/^\$/s/^$2:[[:space:]]*//p" "$1" | head -n 1; }
 # cover_body FILE: the body of a cover letter.
 cover_body() { sed '1,/^$/d' "$1"; }
 
-# patch_dir: where 'make patches' writes the series (v<N> from the cover letter).
-patch_dir() {
-	local v
-	v=$(cover_field "$COVER" Version)
-	[ -n "$v" ] || die $E_INPUT "${COVER#"$TOP"/} has no Version: line"
-	echo "$BUILD/patches/v$v"
+# cover_file NAME: the cover letter of mail series NAME.
+cover_file() {
+	if [ "$1" = main ]; then echo "$COVER"; else echo "$COVER_DIR/$1.txt"; fi
+}
+
+# mail_series: one line per mail series, in series order: NAME FIRST LAST
+# (its first and last topic), or NAME - - for a series of files (Files:).
+mail_series() {
+	[ -f "$SERIES_FILE" ] || return 0
+	sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$SERIES_FILE" |
+		awk 'BEGIN { cur = "main" }
+			/^@/ { cur = substr($1, 2); if (cur == "") cur = "main"; next }
+			{
+				if (!(cur in first)) { first[cur] = $1; order[++n] = cur }
+				else if (prev != cur) { print "error " cur; exit }
+				last[cur] = $1; prev = cur
+			}
+			END { for (i = 1; i <= n; i++) print order[i], first[order[i]], last[order[i]] }'
+	local c
+	for c in "$COVER_DIR"/*.txt; do
+		[ -f "$c" ] && [ -n "$(cover_field "$c" Files)" ] || continue
+		echo "$(basename "$c" .txt) - -"
+	done
+}
+
+# series_dir NAME: where 'make patches' writes mail series NAME: v<N> for
+# the main series, NAME-v<N> for the others (N: the Version: line).
+series_dir() {
+	local v c
+	c=$(cover_file "$1")
+	[ -f "$c" ] || die $E_INPUT "mail series $1 (topic-branches/series) has no cover letter ${c#"$TOP"/}"
+	v=$(cover_field "$c" Version)
+	[ -n "$v" ] || die $E_INPUT "${c#"$TOP"/} has no Version: line"
+	if [ "$1" = main ]; then echo "$BUILD/patches/v$v"; else echo "$BUILD/patches/$1-v$v"; fi
+}
+
+# patch_dir: the main series' directory.
+patch_dir() { series_dir main; }
+
+# patch_dirs [--kernel]: every mail series' directory, in series order
+# (--kernel: only those of kernel topics, not of Files: series).
+patch_dirs() {
+	local name first last
+	while read -r name first last; do
+		[ "$name" != error ] || die $E_INPUT "topic-branches/series: the topics of mail series $first are not contiguous"
+		[ "${1:-}" != --kernel ] || [ "$first" != - ] || continue
+		series_dir "$name"
+	done < <(mail_series)
 }
 
 # patch_list DIR: the patch files of an exported series, cover letter excluded.
 patch_list() { ls "$1"/*.patch 2>/dev/null | grep -v -- '-0000-cover-letter\.patch$' || true; }
+
+# upstream_version: the upstream kernel version the pinned package carries
+# (the Debian version without its revision: 6.12.118-1~deb12u1 -> 6.12.118).
+upstream_version() { base_field version | sed 's/-[^-]*$//'; }
+
+# submitter: "Name <addr>" of whoever sends the mail: SUBMITTER, else git's
+# user.name and user.email (as this repository sees them); empty if unset.
+submitter() {
+	local n e
+	if [ -n "${SUBMITTER:-}" ]; then
+		echo "$SUBMITTER"
+		return
+	fi
+	n=$(git -C "$TOP" config user.name || true)
+	e=$(git -C "$TOP" config user.email || true)
+	[ -z "$n" ] || [ -z "$e" ] || echo "$n <$e>"
+}
+
+# ident_problem IDENT: why IDENT ("Name <addr>") cannot sign off or send
+# mail to a public list, in a few words; nothing if it can.
+ident_problem() {
+	local id=$1 name addr dom
+	if [ -z "$id" ]; then
+		echo "no submitter identity"
+		return
+	fi
+	if ! [[ $id =~ ^([^\<\>]*[^\<\>[:space:]])[[:space:]]*\<([^\<\>@[:space:]]+@[^\<\>@[:space:]]+\.[^\<\>@[:space:]]+)\>$ ]]; then
+		echo "'$id' is not 'Name <user@domain>'"
+		return
+	fi
+	name=${BASH_REMATCH[1]} addr=${BASH_REMATCH[2],,}
+	dom=${addr#*@}
+	case .$dom in
+	*.invalid | *.example | *.test | *.localhost | *.local | *.localdomain | *.example.com | *.example.net | *.example.org)
+		echo "$addr is a placeholder address (a reserved domain, RFC 2606)" ;;
+	*noreply* | *no-reply*) echo "$addr is a no-reply address" ;;
+	*)
+		case $addr in
+		*noreply* | *no-reply* | root@* | nobody@*) echo "$addr is not a personal address" ;;
+		*)
+			case ${name,,} in
+			"your name" | "name" | "root" | *team* | *maintainers* | *placeholder*)
+				echo "'$name' is not a person's name" ;;
+			esac ;;
+		esac ;;
+	esac
+}
 
 # tree_base: the base commit the topics sit on (refs/heads/base of $TREE).
 tree_base() { tgit rev-parse -q --verify refs/heads/base^{commit} || die $E_INPUT "$TREE has no base branch (run: make tree)"; }
