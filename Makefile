@@ -8,7 +8,7 @@ BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
 ARCHES := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { print $$1 }')
 ARCH ?= $(firstword $(ARCHES))
 CONFIG ?= default
-export BUILD FORCE
+export BUILD FORCE SUBMITTER SEND
 
 .DEFAULT_GOAL := all
 .PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
@@ -58,16 +58,16 @@ check: deps tree ## the test command: workflow checks, then a boot test per arch
 	tools/selftest-sync.sh --check
 	for a in $(ARCHES); do $(MAKE) boot-check ARCH=$$a || exit 1; done
 
-patches: tree ## git format-patch the series with cover-letter.txt into $(BUILD)/patches/vN
+patches: tree ## format-patch each mail series (cover-letter.txt, cover-letters/) into $(BUILD)/patches/, signed off by you
 	tools/patches.sh
 
 checkpatch: patches ## scripts/checkpatch.pl --strict on every patch (allow-list: checkpatch-allow.txt)
 	tools/checkpatch.sh
 
-recipients: patches ## To:/Cc: from scripts/get_maintainer.pl
+recipients: patches ## per-patch To:/Cc: from scripts/get_maintainer.pl into <series>/recipients.txt
 	tools/recipients.sh
 
-send: patches ## b4 send: dry run into $(BUILD)/patches/vN/b4 unless SEND=1
+send: recipients ## the exact mails in $(BUILD)/patches/<series>/mail/*.eml; SEND=1 sends them (git send-email)
 	tools/send.sh
 
 am-check: patches ## the patches apply with git am onto the pinned base, same trees

@@ -197,6 +197,7 @@ PY
 	progress "$name: wrote $((${#files[@]} + 1)) files (cover + ${#files[@]} patches, v$ver) to $out"
 }
 
+rm -rf "$BUILD/patches"	# no series of an earlier run lingers
 prev_subject=""
 while read -r name first last; do
 	[ "$name" != error ] || die $E_INPUT "topic-branches/series: the topics of mail series $first are not contiguous"

@@ -1,69 +1,108 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# Send the series with b4 (Debian 12's b4 0.12): a dry run unless SEND=1.
+# Write the exact mails of every exported series; send them only if SEND=1.
 . "$(dirname "$0")/lib.sh"
 
 usage() {
 	cat <<EOF2
-usage: tools/send.sh            (make send [SEND=1])
+usage: tools/send.sh            (make send [SEND=1]; runs make recipients first)
 
-Prepares a b4 series in a scratch clone (\$BUILD/b4, branch task-isolation =
-$TIP_BRANCH of \$BUILD/linux, enrolled on the pinned base with b4's cover
-commit, so \$BUILD/linux is never touched), puts cover-letter.txt in as the
-cover, fills To/Cc from scripts/get_maintainer.pl (b4 prep --auto-to-cc),
-and runs 'b4 send':
-  default   dry run: 'b4 send -o <patch dir>/b4 --no-sign' writes the exact
-            mails (.eml) offline and the recipients are printed
-  SEND=1    real send through your git sendemail/b4 configuration
-Exit codes: 0 ok, 3 no b4, 5 no tree or bad cover letter.
+Refuses (exit 5, one line saying what to set) when the submitter identity
+(SUBMITTER="Name <addr>", else git config user.name/user.email) is missing
+or a placeholder (.invalid, .example and other reserved domains, no-reply
+addresses, team names).  Otherwise, for every exported series, turns each
+patch of \$BUILD/patches/<series>/ into the mail that goes out,
+<series dir>/mail/NNNN-<name>.eml: From: the submitter, To:/Cc: from that
+series' recipients.txt (per patch; the union for the cover letter),
+Message-Id:, and In-Reply-To:/References: the cover letter.
+  default   dry run: writes the .eml files and prints each series' cover
+            letter recipients; nothing is sent
+  SEND=1    also sends them, series by series, with 'git send-email'
+            (package git-email) through your sendemail.* configuration,
+            with nothing added to the recipients (--suppress-cc=all)
+Exit codes: 0 ok, 1 git send-email failed, 2 usage, 3 no git send-email,
+5 no patches or recipients, or no usable identity.
 EOF2
 }
 no_options "$@"
-need_tools b4 git
-[ -d "$TREE/.git" ] || die $E_INPUT "no tree in $TREE (run: make tree)"
-cover=$COVER
-ver=$(cover_field "$cover" Version)
-[ -n "$ver" ] || die $E_INPUT "cover-letter.txt has no Version: line"
-start_log send
-d=$BUILD/b4
-rm -rf "$d"
-progress "preparing the b4 series in $d"
-git clone -q --shared --no-checkout --single-branch -b "$TIP_BRANCH" "$TREE" "$d"
-g() { git -C "$d" "$@"; }
-g checkout -q -B task-isolation "origin/$TIP_BRANCH"
-g branch -q -D "$TIP_BRANCH"
-g branch ti-base "$(tree_base)"	# b4 wants a branch that holds the fork point
-g config user.name "$(tgit log -1 --format=%an "$TIP_BRANCH")"
-g config user.email "$(tgit log -1 --format=%ae "$TIP_BRANCH")"
-g config sendemail.smtpserver "$(git config --get sendemail.smtpserver || echo /usr/sbin/sendmail)"
-g config b4.send-no-patatt-sign yes
-editor=$d/.git/ti-cover-editor
-cat >"$editor" <<'EOS'
-#!/bin/sh
-# b4 prep --edit-cover hands us its cover file: write ours (subject, blank, body).
-sed -n 's/^Subject:[[:space:]]*//p' "$TI_COVER" | head -n 1 >"$1"
-echo >>"$1"
-sed '1,/^$/d' "$TI_COVER" >>"$1"
-EOS
-chmod +x "$editor"
-(
-	cd "$d"
-	b4 prep -e ti-base >"$LOGDIR/b4-prep.log" 2>&1
-	[ "$ver" = 1 ] || b4 prep --force-revision "$ver" >>"$LOGDIR/b4-prep.log" 2>&1
-	TI_COVER=$cover EDITOR=$editor b4 prep --edit-cover </dev/null >>"$LOGDIR/b4-prep.log" 2>&1
-	b4 prep --auto-to-cc >>"$LOGDIR/b4-prep.log" 2>&1
-) || die $E_FAIL "b4 prep failed; see $LOGDIR/b4-prep.log"
+me=$(submitter)
+why=$(ident_problem "$me")
+[ -z "$why" ] ||
+	die $E_INPUT "${me:+$me: }$why; set git config user.name and user.email (or SUBMITTER=\"Name <addr>\") to your own, then make patches again"
 if [ "${SEND:-0}" = 1 ]; then
-	progress "SEND=1: sending for real with b4"
-	(cd "$d" && b4 send --no-sign) || die $E_FAIL "b4 send failed"
-	exit 0
+	git send-email --help >/dev/null 2>&1 ||
+		die $E_TOOL "git send-email is missing (apt-get install git-email)"
 fi
-out=$(patch_dir)/b4
-rm -rf "$out"
-(cd "$d" && b4 send -o "$out" --no-sign) >"$LOGDIR/b4-send.log" 2>&1 ||
-	die $E_FAIL "b4 send -o failed; see $LOGDIR/b4-send.log"
-first=$(ls "$out"/*.eml | head -n 1)
-progress "dry run: $(ls "$out"/*.eml | wc -l) mails in $out (nothing was sent; SEND=1 sends)"
-sed -n '/^To:/,/^[A-Z][a-zA-Z-]*: /p' "$first" | sed '$d'
-sed -n '/^Cc:/,/^[A-Z][a-zA-Z-]*: /p' "$first" | sed '$d'
-grep -m1 '^base-commit:' "$first"
+start_log send
+mapfile -t dirs < <(patch_dirs)
+[ ${#dirs[@]} -gt 0 ] || die $E_INPUT "no mail series (topic-branches/series is empty)"
+for dir in "${dirs[@]}"; do
+	ls "$dir"/*.patch >/dev/null 2>&1 || die $E_INPUT "no patches in $dir (run: make patches)"
+	[ -f "$dir/recipients.txt" ] || die $E_INPUT "no $dir/recipients.txt (run: make recipients)"
+	grep -qxF "From: $me" "$(ls "$dir"/*-0000-cover-letter.patch)" ||
+		die $E_INPUT "$dir was exported for another submitter; run make patches again"
+	out=$dir/mail
+	rm -rf "$out"
+	mkdir -p "$out"
+	python3 - "$dir" "$out" "$me" <<'PY' || die $E_FAIL "could not write the mails of $dir"
+import hashlib, os, re, sys
+d, out, me = sys.argv[1:4]
+rcpt, cur = {}, None
+for line in open(os.path.join(d, 'recipients.txt')):
+    line = line.rstrip('\n')
+    if not line or line.startswith('#'):
+        continue
+    if line.startswith(('To: ', 'Cc: ', 'To:', 'Cc:')):
+        k, _, v = line.partition(':')
+        rcpt[cur][k] = v.strip()
+    else:
+        cur = line
+        rcpt[cur] = {'To': '', 'Cc': ''}
+files = sorted(f for f in os.listdir(d) if f.endswith('.patch'))
+cover = files[0]
+missing = [f for f in files if f not in rcpt]
+if missing:
+    sys.exit(f'recipients.txt does not cover {missing[0]}: run make recipients')
+# Deterministic ids: a hash of the series, the submitter's domain.
+h = hashlib.sha256(b''.join(open(os.path.join(d, f), 'rb').read() for f in files)).hexdigest()[:16]
+domain = me.rsplit('@', 1)[1].rstrip('>')
+series = os.path.basename(d.rstrip('/'))
+def msgid(k):
+    return f'<{series}-{k}-{h}@{domain}>'
+def fold(name, v):
+    out, line = [], f'{name}: '
+    for a in [x.strip() for x in v.split(',') if x.strip()]:
+        if len(line) + len(a) + 2 > 76 and line.strip() != f'{name}:':
+            out.append(line.rstrip())
+            line = ' '
+        line += a + ', '
+    out.append(line.rstrip().rstrip(','))
+    return '\n'.join(out)
+for k, f in enumerate(files):
+    s = open(os.path.join(d, f)).read()
+    if s.startswith('From ') and '\n' in s:
+        s = s.split('\n', 1)[1]	# the mbox separator line
+    head, sep, body = s.partition('\n\n')
+    extra = []
+    for name in ('To', 'Cc'):
+        if rcpt[f][name]:
+            extra.append(fold(name, rcpt[f][name]))
+    extra.append(f'Message-Id: {msgid(k)}')
+    if k:
+        extra += [f'In-Reply-To: {msgid(0)}', f'References: {msgid(0)}']
+    head = re.sub(r'^Subject:', '\n'.join(extra) + '\nSubject:', head, count=1, flags=re.M)
+    name = re.sub(r'^v[0-9]+-', '', f)[:-len('.patch')]
+    open(os.path.join(out, name + '.eml'), 'w').write(head + sep + body)
+PY
+	n=$(ls "$out"/*.eml | wc -l)
+	progress "$(basename "$dir"): $n mail(s) in $out"
+	first=$(ls "$out"/*.eml | head -n 1)
+	sed -n '/^\(To\|Cc\):/,/^[A-Z][A-Za-z-]*: /p' "$first" | sed '$d' | cut -c1-120
+	grep -m1 '^base-commit:' "$first" || true
+	if [ "${SEND:-0}" = 1 ]; then
+		progress "SEND=1: sending $(basename "$dir") with git send-email"
+		git send-email --from="$me" --suppress-cc=all --no-thread --confirm=always \
+			"$out"/*.eml || die $E_FAIL "git send-email failed for $out"
+	fi
+done
+[ "${SEND:-0}" = 1 ] || progress "dry run: nothing was sent (SEND=1 sends)"
