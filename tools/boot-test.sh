@@ -29,7 +29,7 @@ not allow for <arch> (an --extra program's too), a timeout (--timeout,
 default 900 s; the guest is killed), no console output for --hang seconds
 (default 300), a panic, Oops, BUG, WARNING, lockdep, KASAN, UBSAN, RCU
 stall or hung task report anywhere on the console (power-off included).
-Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<time>/.
+Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<config>-<time>/.
 
 --hold S          how long the "isolation holds" tests spin (default 10)
 --no-suite        run only the --extra programs
