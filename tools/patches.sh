@@ -25,8 +25,9 @@ The submitter, SUBMITTER="Name <addr>" or else git config user.name and
 user.email, is the From: of every mail and the cover letter's author; the
 commit's author stays in the body (a From: line, which git am keeps), and
 the submitter's Signed-off-by: is added to every patch that lacks it.
-Nothing else in the commit messages changes.  Without an identity the
-patches are written without it (a warning says so) and 'make send' refuses.
+Nothing else in the commit messages changes.  Without an identity, or with
+a placeholder one (see 'tools/send.sh --help'), the patches are written
+without a sender (a warning says so) and 'make send' refuses.
 Dates come from the commits: the same identity gives byte-identical files.
 
 --print-dir  print the main series' output directory and exit
@@ -51,13 +52,14 @@ base=$(tree_base)
 
 me=$(submitter)
 why=$(ident_problem "$me")
-if [ -z "$me" ]; then
-	msg "warning: no submitter identity (git config user.name/user.email, or SUBMITTER=\"Name <addr>\"): no sender Signed-off-by added; make send will refuse"
+if [ -n "$why" ]; then
+	# A placeholder signs nothing off: export without a sender.
+	msg "warning: ${me:+$me: }$why: no sender From:/Signed-off-by: added (set git config user.name/user.email, or SUBMITTER=\"Name <addr>\"); make send will refuse"
+	me=""
 	# format-patch still needs a committer for the cover letter
 	GIT_COMMITTER_NAME=$(tgit log -1 --format=%cn "$TIP_BRANCH")
 	GIT_COMMITTER_EMAIL=$(tgit log -1 --format=%ce "$TIP_BRANCH")
 else
-	[ -z "$why" ] || msg "warning: submitter $me: $why; make send will refuse it"
 	GIT_COMMITTER_NAME=${me%% <*}
 	GIT_COMMITTER_EMAIL=${me##*<}
 	GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL%>}
@@ -212,6 +214,4 @@ while read -r name first last; do
 	done
 	export_topics "$name" "$last" "$start"
 done < <(mail_series)
-if [ -n "$me" ] && [ -z "$why" ]; then
-	msg "every patch is signed off by $me"
-fi
+[ -z "$me" ] || msg "every patch is signed off by $me"
