@@ -12,7 +12,7 @@ usage: tools/bench.sh [--quick] [--arch "x86_64 arm64"] [--parts quality,cost]
 
 Builds (only when their source or config changed) three kernels per
 architecture from configs/common.config + <arch>.config + bench.config:
-  base  the pinned base without the series (worktree $BUILD/bench/base-src
+  base  the pinned base without the series (worktree \$BUILD/bench/base-src
         of branch base of \$BUILD/linux), CONFIG_TASK_ISOLATION=n
   off   the series (\$BUILD/linux as checked out) with CONFIG_TASK_ISOLATION=n
   on    the series with CONFIG_TASK_ISOLATION=y
@@ -45,6 +45,10 @@ Exit codes: 0 the benchmark ran (targets missed are reported, not fatal),
 EOF
 }
 
+# The architectures the benchmark knows (test/bench/ti_bench.c's expectations
+# and bench-report.py's notes); their facts come from tools/arches.
+BENCH_ARCHES="x86_64 arm64"
+
 quick=0 arches="" parts=quality,cost window="" rows="" build=1 report="" timeout=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -76,7 +80,7 @@ else
 fi
 case $window in '' | *[!0-9]*) die $E_USAGE "--window wants seconds" ;; esac
 for a in $arches; do
-	case $a in x86_64 | arm64) ;; *) die $E_USAGE "--arch: x86_64 and/or arm64, not $a" ;; esac
+	case " $BENCH_ARCHES " in *" $a "*) ;; *) die $E_USAGE "--arch: $BENCH_ARCHES, not $a" ;; esac
 done
 for p in ${parts//,/ }; do
 	case $p in quality | cost) ;; *) die $E_USAGE "--parts: quality and/or cost, not $p" ;; esac
@@ -85,7 +89,7 @@ need_tools git mke2fs gnuplot
 [ -d "$TREE/.git" ] || die $E_INPUT "no kernel tree in $TREE (run: make tree)"
 
 stamp=$(date +%Y%m%d-%H%M%S)
-run=$BUILD/bench/$stamp
+run=$BENCH_DIR/$stamp
 mkdir -p "$run"
 LOGDIR=$run
 start_log bench
@@ -97,11 +101,12 @@ nrows=$(echo "$rows" | wc -w)
 rec() { echo "BENCH $*" >>"$raw"; }
 enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$1"; }
 
-rec "part=meta date=$(enc "$(date -u +%Y-%m-%dT%H:%M:%SZ)") quick=$quick window_s=$window arches=$(enc "$arches") not_run=$(enc "$(for a in x86_64 arm64; do case " $arches " in *" $a "*) ;; *) printf '%s ' "$a" ;; esac; done)") qemu=$(enc "$(qemu-system-x86_64 --version 2>/dev/null | head -n 1)") host_cpus=$(nproc) isolated=$isolate"
+arch_facts "${arches%% *}"	# QEMU: one version for all its system emulators
+rec "part=meta date=$(enc "$(date -u +%Y-%m-%dT%H:%M:%SZ)") quick=$quick window_s=$window arches=$(enc "$arches") not_run=$(enc "$(for a in $BENCH_ARCHES; do case " $arches " in *" $a "*) ;; *) printf '%s ' "$a" ;; esac; done)") qemu=$(enc "$("$QEMU" --version 2>/dev/null | head -n 1)") host_cpus=$(nproc) isolated=$isolate"
 
 # 1. Sources: the base as a worktree of $TREE (no branch of its own, so
 # nothing that 'make save' or the unsaved-work checks look at).
-base_src=$BUILD/bench/base-src
+base_src=$BENCH_BASE_SRC
 base_id=$(git -C "$TREE" rev-parse -q --verify 'refs/heads/base^{commit}') ||
 	die $E_INPUT "$TREE has no base branch (run: make tree)"
 if ! git -C "$base_src" rev-parse --git-dir >/dev/null 2>&1; then
@@ -121,28 +126,27 @@ series_branch=$(git -C "$TREE" symbolic-ref -q --short HEAD || echo detached)
 # 2. Kernels, rebuilt only when the source or the config changed.
 mapfile -t bench_sets < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/configs/bench.config")
 kernel_src() { [ "$1" = base ] && echo "$base_src" || echo "$TREE"; }
-kernel_obj() { echo "$BUILD/obj/bench-$1-$2"; }
 kernel_sets() {
 	local s
 	for s in "${bench_sets[@]}"; do printf -- '--set\n%s\n' "$s"; done
 	printf -- '--set\nCONFIG_TASK_ISOLATION=%s\n' "$([ "$1" = on ] && echo y || echo n)"
 }
 source_state() {	# what a rebuild depends on, as one hash
-	local src=$1
+	local src=$1 frags
+	mapfile -t frags < <(config_fragments "$2" default)
 	{
 		git -C "$src" rev-parse HEAD
 		git -C "$src" status --porcelain --untracked-files=no
 		git -C "$src" diff HEAD
-		cat "$TOP/configs/common.config" "$TOP/configs/$2.config" "$TOP/configs/bench.config" \
-			"$TOP/tools/kernel.sh"
+		cat "${frags[@]}" "$TOP/configs/bench.config" "$TOP/tools/kernel.sh"
 		echo "$3"
 	} | sha256sum | cut -c1-16
 }
 build_kernel() {	# build_kernel ARCH LABEL
 	local arch=$1 label=$2 src obj state sets image
-	src=$(kernel_src "$label") obj=$(kernel_obj "$arch" "$label")
+	src=$(kernel_src "$label") obj=$(bench_obj_dir "$arch" "$label")
 	mapfile -t sets < <(kernel_sets "$label")
-	image=$("$TOP/tools/kernel.sh" --arch "$arch" --obj "$obj" --print-image)
+	image=$(kernel_image "$arch" default "$obj")
 	state=$(source_state "$src" "$arch" "$label")
 	if [ $build = 0 ]; then
 		[ -f "$image" ] || die $E_INPUT "no $image (run without --no-build)"
@@ -163,15 +167,15 @@ build_kernel() {	# build_kernel ARCH LABEL
 # 3. One boot: a disk with the bench program, runner and bench.conf.
 boot() {	# boot ARCH LABEL PART
 	local arch=$1 label=$2 part=$3 dir obj image rootfs to attempt console
-	dir=$run/$arch-$label-$part obj=$(kernel_obj "$arch" "$label")
-	image=$("$TOP/tools/kernel.sh" --arch "$arch" --obj "$obj" --print-image)
+	dir=$run/$arch-$label-$part obj=$(bench_obj_dir "$arch" "$label")
+	image=$(kernel_image "$arch" default "$obj")
 	mkdir -p "$dir/disk"
 	install -m 0755 "$run/ti_bench-$arch" "$dir/disk/ti_bench"
 	install -m 0755 "$TOP/test/bench/bench-run.sh" "$dir/disk/run.sh"
 	printf 'PART=%s\nHK=%s\nISOLATE_EXPANDED=%s\nWINDOW=%s\nROWS="%s"\nCOST_N=%s\nREPS=%s\nTRIALS=%s\n' \
 		"$part" "$hk" "$expanded" "$window" "$rows" "$cost_n" "$reps" "$trials" >"$dir/disk/bench.conf"
 	mke2fs -q -t ext4 -d "$dir/disk" "$dir/bench.img" 16M || die $E_FAIL "mke2fs of the bench disk failed"
-	rootfs=$("$TOP/tools/rootfs.sh" --arch "$arch" --check)
+	rootfs=$(rootfs_image "$arch")
 	qemu_argv "$arch" "$image" "$cpus" "$(ti_cmdline "$arch" "$isolate")" \
 		"$rootfs,snapshot=on" "$dir/bench.img,readonly=on"
 	# shellcheck disable=SC2054 # one QEMU option with commas
@@ -213,12 +217,12 @@ for arch in $arches; do
 	labels="base on"
 	case ,$parts, in *,cost,*) labels="base off on" ;; esac
 	for label in $labels; do build_kernel "$arch" "$label"; done
-	if ! "$TOP/tools/rootfs.sh" --arch "$arch" --check >/dev/null; then
+	if [ ! -f "$(rootfs_image "$arch")" ]; then
 		progress "building the $arch rootfs"
 		"$TOP/tools/rootfs.sh" --arch "$arch" >"$run/rootfs-$arch.log" 2>&1 ||
 			die $E_FAIL "rootfs for $arch failed; see $run/rootfs-$arch.log"
 	fi
-	"${CROSS}gcc" -static -O2 -Wall -isystem "$(kernel_obj "$arch" on)/usr/include" \
+	"${CROSS}gcc" -static -O2 -Wall -isystem "$(bench_obj_dir "$arch" on)/usr/include" \
 		-o "$run/ti_bench-$arch" "$TOP/test/bench/ti_bench.c" -lpthread \
 		>"$run/ti_bench-$arch.log" 2>&1 ||
 		die $E_FAIL "test/bench/ti_bench.c does not build for $arch; see $run/ti_bench-$arch.log"

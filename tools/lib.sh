@@ -8,9 +8,13 @@
 #   $BUILD/obj/<arch>-<config>    out-of-tree kernel objects (make kernel)
 #   $BUILD/patches/v<N>/ the exported mail (make patches, recipients, send)
 #   $BUILD/boot/<arch>-<config>-<time>/   one boot test
+#   $BUILD/obj/bench-<arch>-<kernel>/   the benchmark's kernels (base, off, on)
+#   $BUILD/bench/<time>/ one benchmark run (make bench); bench/base-src: a
+#                        worktree of the base, the benchmark's stock kernel
 #   $BUILD/logs          one log per script run
 # Every such name is made by a function below (obj_dir, kernel_image,
-# rootfs_image, patch_dir, ...): no script runs another to learn a path.
+# rootfs_image, patch_dir, bench_obj_dir, ...): no script runs another to
+# learn a path.
 # <config> is the config variant: default or debug (CONFIG=, --config).
 #
 # Exit codes shared by every script:
@@ -343,6 +347,12 @@ check_config() {
 
 # obj_dir ARCH CONFIG: where 'make kernel' builds.
 obj_dir() { echo "$BUILD/obj/$1-$2"; }
+
+# The benchmark (make bench): its runs under $BENCH_DIR/<time>/, the base's
+# worktree, and bench_obj_dir ARCH KERNEL (base, off or on): where it builds.
+BENCH_DIR=$BUILD/bench
+BENCH_BASE_SRC=$BENCH_DIR/base-src
+bench_obj_dir() { echo "$BUILD/obj/bench-$1-$2"; }
 
 # kernel_image ARCH CONFIG [OBJ]: the boot image 'make kernel' leaves.
 kernel_image() {
