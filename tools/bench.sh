@@ -53,16 +53,30 @@ quick=0 arches="" parts=quality,cost window="" rows="" build=1 report="" timeout
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quick) quick=1; shift ;;
-	--arch) arches=$2; shift 2 ;;
-	--parts) parts=$2; shift 2 ;;
-	--window) window=$2; shift 2 ;;
-	--rows) rows=$2; shift 2 ;;
+	--arch) need_value "$@"; arches=$2; shift 2 ;;
+	--parts) need_value "$@"; parts=$2; shift 2 ;;
+	--window) need_value "$@"; window=$2; shift 2 ;;
+	--rows) need_value "$@"; rows=$2; shift 2 ;;
 	--no-build) build=0; shift ;;
-	--report) report=$2; shift 2 ;;
-	--timeout) timeout=$2; shift 2 ;;
+	--report) need_value "$@"; report=$2; shift 2 ;;
+	--timeout) need_value "$@"; timeout=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
-	*) usage >&2; exit $E_USAGE ;;
+	*) bad_usage "unknown option: $1" ;;
 	esac
+done
+
+if [ $quick = 1 ]; then
+	arches=${arches:-x86_64} window=${window:-10} cost_n=20000 reps=5 trials=5
+else
+	arches=${arches:-$BENCH_ARCHES} window=${window:-60} cost_n=100000 reps=9 trials=15
+fi
+case $window in '' | *[!0-9]* | 0) bad_usage "--window wants seconds, not '$window'" ;; esac
+case $timeout in *[!0-9]* | 0) bad_usage "--timeout wants seconds, not '$timeout'" ;; esac
+for a in $arches; do
+	case " $BENCH_ARCHES " in *" $a "*) ;; *) bad_usage "--arch: $BENCH_ARCHES, not $a" ;; esac
+done
+for p in ${parts//,/ }; do
+	case $p in quality | cost) ;; *) bad_usage "--parts: quality and/or cost, not $p" ;; esac
 done
 
 need_tools python3
@@ -72,19 +86,6 @@ if [ -n "$report" ]; then
 	msg "wrote $report/results.md, results.csv, interrupts.png"
 	exit 0
 fi
-
-if [ $quick = 1 ]; then
-	arches=${arches:-x86_64} window=${window:-10} cost_n=20000 reps=5 trials=5
-else
-	arches=${arches:-x86_64 arm64} window=${window:-60} cost_n=100000 reps=9 trials=15
-fi
-case $window in '' | *[!0-9]*) die $E_USAGE "--window wants seconds" ;; esac
-for a in $arches; do
-	case " $BENCH_ARCHES " in *" $a "*) ;; *) die $E_USAGE "--arch: $BENCH_ARCHES, not $a" ;; esac
-done
-for p in ${parts//,/ }; do
-	case $p in quality | cost) ;; *) die $E_USAGE "--parts: quality and/or cost, not $p" ;; esac
-done
 need_tools git mke2fs gnuplot
 [ -d "$TREE/.git" ] || die $E_INPUT "no kernel tree in $TREE (run: make tree)"
 
