@@ -153,9 +153,7 @@ boot_once() {
 	progress "guest stopped after $(($(date +%s) - start)) s"
 }
 
-cmdline="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$isolate nohz_full=$isolate"
-cmdline="$cmdline rcu_nocbs=$isolate irqaffinity=0"
-[ -z "$BOOTARGS" ] || cmdline="$cmdline $BOOTARGS"	# tools/arches (x86: tsc=reliable)
+cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs (x86: tsc=reliable)
 qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
