@@ -121,7 +121,7 @@ check_judge() {
 	if [ $quick = 0 ]; then
 		expect_rc 0 "$name" run python3 "$R/tools/ktap-report.py" --self-test
 	elif [ -d "$TREE/.git" ]; then
-		expect_rc 0 "$name" python3 "$R/tools/ktap-report.py" --self-test
+		expect_rc 0 "$name" env BUILD="$BUILD" python3 "$R/tools/ktap-report.py" --self-test
 	else
 		skipped=$((skipped + 1))
 		result OK "$name # SKIP no kernel tree in $BUILD (make tree)"
