@@ -32,6 +32,15 @@ for f in /sys/kernel/debug/sched/fair_server/cpu*/runtime; do
 	fi
 done
 
+# Why prctl() returned EAGAIN, kept for the record after the run: the
+# task_isolation_refused event in a trace instance of its own, which the
+# tests' own tracing (clearing and switching the top-level buffer) does not
+# touch.  Enabled now, before any test isolates a task.
+refused=/sys/kernel/tracing/instances/ti_refused
+if mkdir "$refused" 2>/dev/null; then
+	echo 1 >"$refused/events/task_isolation/task_isolation_refused/enable" 2>/dev/null
+fi
+
 # cpus LIST: a CPU list ("1-3,5" or "1,2,3,5") as sorted CPU numbers, one
 # line.
 cpus() {
@@ -99,3 +108,8 @@ echo "=== guest dmesg ==="
 dmesg -n "$loglevel" 2>/dev/null
 dmesg --color=never
 echo "=== end guest dmesg ==="
+if [ -r "$refused/trace" ]; then
+	echo "=== task_isolation_refused, last 30 ==="
+	grep -v '^#' "$refused/trace" | tail -n 30
+	echo "=== end task_isolation_refused ==="
+fi
