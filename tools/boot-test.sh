@@ -112,44 +112,14 @@ mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of 
 
 # 2. Boot.
 boot_once() {
-	local start now size last_size=-1 last_change last_report qpid done_n
+	local start
 	start=$(date +%s)
-	last_change=$start last_report=$start
 	progress "booting $(basename "$kernel") ($arch, $cpus cpus, isolated $isolate); console: $console"
-	"${QEMU_ARGV[@]}" </dev/null >"$console" 2>&1 &
-	qpid=$!
-	verdict=""
-	while kill -0 "$qpid" 2>/dev/null; do
-		sleep 2
-		now=$(date +%s)
-		size=$(stat -c %s "$console")
-		if [ "$size" != "$last_size" ]; then
-			last_size=$size last_change=$now
-		fi
-		if [ $((now - start)) -ge "$timeout" ]; then
-			verdict="timeout: no power-off after ${timeout} s (guest killed)"
-			break
-		fi
-		if [ $((now - last_change)) -ge "$hang" ]; then
-			verdict="hung guest: no console output for ${hang} s (guest killed)"
-			break
-		fi
-		if grep -q -e 'Kernel panic - not syncing' "$console"; then
-			sleep 2
-			break
-		fi
-		if [ $((now - last_report)) -ge 30 ]; then
-			last_report=$now
-			done_n=$(grep -cE '^ *(not )?ok [0-9]+' "$console" || true)
-			progress "$((now - start)) s: $done_n result line(s) so far; last: $(grep -aE '^ *(not )?ok [0-9]+|ti-init' "$console" | tail -n 1 | cut -c1-70)"
-		fi
-	done
-	if kill -0 "$qpid" 2>/dev/null; then
-		kill "$qpid" 2>/dev/null || true
-		sleep 1
-		kill -9 "$qpid" 2>/dev/null || true
-	fi
-	wait "$qpid" 2>/dev/null || true
+	QEMU_WATCH_RE='^ *(not )?ok [0-9]+|ti-init' QEMU_WATCH_EVERY=30 \
+		qemu_watch "$console" "$timeout" "$hang"	# lib.sh
+	verdict=$QEMU_VERDICT
+	# A panic is named by the judge, from the console, with its message
+	[ "$verdict" != "kernel panic" ] || verdict=""
 	progress "guest stopped after $(($(date +%s) - start)) s"
 }
 

@@ -618,7 +618,8 @@ ti_cmdline() {
 # console in CONSOLE until the guest powers off; kill it after TIMEOUT
 # seconds, after HANG seconds without console output, or 2 s after a panic.
 # Sets QEMU_VERDICT ("" when the guest powered off by itself).  A progress
-# line every 60 s shows the last console line matching $QEMU_WATCH_RE.
+# line every $QEMU_WATCH_EVERY s (default 60) shows the last console line
+# matching $QEMU_WATCH_RE.
 qemu_watch() {
 	local console=$1 timeout=$2 hang=$3 start now size last_size=-1 last_change qpid
 	local last_report
@@ -647,7 +648,7 @@ qemu_watch() {
 			sleep 2
 			break
 		fi
-		if [ $((now - last_report)) -ge 60 ]; then
+		if [ $((now - last_report)) -ge "${QEMU_WATCH_EVERY:-60}" ]; then
 			last_report=$now
 			progress "$((now - start)) s: $(grep -aE "${QEMU_WATCH_RE:-ti-init}" "$console" | tail -n 1 | tr -d '\r' | cut -c1-90)"
 		fi
