@@ -11,9 +11,16 @@ usage: tools/bisect-check.sh [--arch LIST] [--from COMMIT]
 For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
 (\$BUILD/bisect), builds the test kernel of each architecture of LIST
 (default: every row of tools/arches), with CONFIG_TASK_ISOLATION=y and again with
-=n once the architecture supports the option (before that commit its build
-has the option off anyway), then rebuilds the .c files the commit touches
-with W=1 and fails on any warning there.  A commit that changes no file an
+=n once the architecture supports the option (selects
+HAVE_ARCH_TASK_ISOLATION), then rebuilds the .c files the commit touches
+with W=1 and fails on any warning there.
+Before the architecture supports the option, the core commits are still
+compiled: where init/Kconfig lets TASK_ISOLATION depend on COMPILE_TEST
+(and, if it asks for GENERIC_ENTRY, the architecture selects it), the
+build sets CONFIG_COMPILE_TEST=y and CONFIG_TASK_ISOLATION=y, and fails if
+the resulting .config does not have CONFIG_TASK_ISOLATION=y.  Commits
+before the option exists, and architectures that cannot compile-test it,
+are built with it off.  A commit that changes no file an
 architecture's build reads (only other arch/ trees, tools/testing/,
 Documentation/) is not built again for it.  Objects live in
 \$BUILD/obj/bisect-<arch>-{on,off}; ccache makes repeated runs cheap.
@@ -56,16 +63,45 @@ supports() {
 	grep -q "select HAVE_ARCH_TASK_ISOLATION" "$wt/arch/$(srcarch "$1")/Kconfig"
 }
 
+# compile_testable ARCH: at the commit checked out, init/Kconfig lets
+# TASK_ISOLATION be built for COMPILE_TEST on ARCH, which does not support
+# it yet (its "depends on" names COMPILE_TEST, and GENERIC_ENTRY only if
+# ARCH selects that).
+compile_testable() {
+	local dep
+	dep=$(awk '/^config /{ in_ti = ($2 == "TASK_ISOLATION") }
+		in_ti && /^[[:space:]]*depends on/' "$wt/init/Kconfig")
+	[[ $dep == *COMPILE_TEST* ]] || return 1
+	[[ $dep != *GENERIC_ENTRY* ]] ||
+		grep -q "select GENERIC_ENTRY" "$wt/arch/$(srcarch "$1")/Kconfig"
+}
+
 # build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
 # touched files.
 build() {
-	local arch=$1 c=$2 mode=$3 obj=$BUILD/obj/bisect-$1-$3 set=() f objs=()
-	if [ "$mode" = off ] || ! supports "$arch"; then
+	local arch=$1 c=$2 mode=$3 obj=$BUILD/obj/bisect-$1-$3 set=() f objs=() want=""
+	if [ "$mode" = off ]; then
+		set=(--set CONFIG_TASK_ISOLATION=n)
+	elif supports "$arch"; then
+		want=y
+	elif compile_testable "$arch"; then
+		# COMPILE_TEST also makes PATTERN the default stack auto-init;
+		# keep the real build's ZERO, so that only the option differs
+		# (and ccache can share the objects of the real build).
+		set=(--set CONFIG_COMPILE_TEST=y --set CONFIG_TASK_ISOLATION=y
+			--set CONFIG_INIT_STACK_ALL_ZERO=y)
+		want=y
+	else
 		set=(--set CONFIG_TASK_ISOLATION=n)
 	fi
 	BUILD=$BUILD "$TOP/tools/kernel.sh" --arch "$arch" --src "$wt" --obj "$obj" "${set[@]}" \
 		>"$LOGDIR/bisect-$arch-$mode.log" 2>&1 ||
-		die $E_FAIL "commit $(git -C "$wt" log -1 --format='%h %s' "$c") does not build for $arch ($mode); see $obj/build.log"
+		die $E_FAIL "commit $(git -C "$wt" log -1 --format='%h %s' "$c") does not build for $arch ($mode${set:+: ${set[*]}}); see $obj/build.log and $LOGDIR/bisect-$arch-$mode.log"
+	# kernel.sh checks the requested symbols too; this guards the claim
+	# that the core code was compiled at all.
+	if [ "$want" = y ] && ! grep -qx 'CONFIG_TASK_ISOLATION=y' "$obj/.config"; then
+		die $E_FAIL "CONFIG_TASK_ISOLATION is not y in $obj/.config at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch): the option was dropped"
+	fi
 	for f in $(git -C "$wt" diff-tree --no-commit-id --name-only -r "$c" -- '*.c'); do
 		case $f in arch/*) [[ $f == arch/$(srcarch "$arch")/* ]] || continue ;; esac
 		in_build "$obj" "${f%.c}.o" || continue	# not built in this config
@@ -114,7 +150,13 @@ for c in "${commits[@]}"; do
 			skipped=$((skipped + 1))
 			continue
 		fi
-		progress "$what"
+		if supports "$a"; then
+			progress "$what"
+		elif compile_testable "$a"; then
+			progress "$what, COMPILE_TEST"
+		else
+			progress "$what, CONFIG_TASK_ISOLATION=n (not supported yet)"
+		fi
 		build "$a" "$c" on
 		if supports "$a"; then
 			progress "$what, CONFIG_TASK_ISOLATION=n"
@@ -123,4 +165,4 @@ for c in "${commits[@]}"; do
 	done
 	built=$((built + 1))
 done
-progress "${#commits[@]} commit(s) x ($arches) build with the option on and, where supported, off; W=1 clean in touched files ($skipped skipped: nothing they read changed); in $(($(date +%s) - t0)) s"
+progress "${#commits[@]} commit(s) x ($arches) build with the option on (COMPILE_TEST before the architecture supports it, where Kconfig allows) and, where supported, off; W=1 clean in touched files ($skipped skipped: nothing they read changed); in $(($(date +%s) - t0)) s"
