@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -253,13 +255,19 @@ static void catch(int sig)
 	handler_flags = -1;
 }
 
+/* Counts the rounds of spin_until(), when set: shows that a task runs. */
+static atomic_int *spin_progress;
+
 /* Spin on @stop; bounded so that a kernel bug cannot hang the suite. */
 static void spin_until(atomic_int *stop, unsigned long long max)
 {
 	unsigned long long i;
 
-	for (i = 0; i < max && !*stop && !handler_ran; i++)
+	for (i = 0; i < max && !*stop && !handler_ran; i++) {
+		if (spin_progress)
+			(*spin_progress)++;
 		__asm__ __volatile__("" ::: "memory");
+	}
 }
 
 static void *shared_page(void)
@@ -902,18 +910,23 @@ TEST(exit_group_allowed)
 
 struct shared {
 	atomic_int isolated, stop, leave_ret;
+	atomic_int spins;		/* rounds spun, isolated or not */
+	atomic_int handler, handler_flags;	/* what on_signal() saw */
+	atomic_int sibling_tid, usr2_tid;	/* sibling_takes_signal */
 };
 
 /*
- * Child: isolate on @cpu, spin until told to stop, leave, report.  Dies
- * with the test process.
+ * Child: run @setup (if any), isolate on @cpu, spin until told to stop,
+ * leave, report.  Exit status 5: the isolation signal came (its number in
+ * sh->handler).  Dies with the test process.
  */
-static pid_t spawn_isolated(int cpu, struct shared *sh)
+static pid_t spawn_isolated(int cpu, struct shared *sh,
+			    int (*setup)(struct shared *sh))
 {
 	pid_t pid = fork_child();
 
 	if (pid == 0) {
-		if (pin(cpu))
+		if ((setup && setup(sh)) || pin(cpu))
 			_exit(2);
 		catch(SIGUSR1);
 		if (prefault())
@@ -928,7 +941,10 @@ static pid_t spawn_isolated(int cpu, struct shared *sh)
 		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
 			_exit(3);
 		sh->isolated = 1;
+		spin_progress = &sh->spins;
 		spin_until(&sh->stop, 1ULL << 42);
+		sh->handler = handler_ran;
+		sh->handler_flags = handler_flags;
 		if (handler_ran)
 			_exit(5);
 		sh->leave_ret = ti_set(0);
@@ -944,6 +960,58 @@ static int wait_isolated(struct shared *sh)
 	for (i = 0; i < 30000 && !sh->isolated; i++)
 		usleep(1000);
 	return sh->isolated;
+}
+
+/*
+ * For tests that fork helpers: the isolated CPU and a housekeeping CPU.
+ * Returns 0 if the test was skipped.
+ */
+static int test_cpus(struct __test_metadata *_metadata, int *cpu, int *hk)
+{
+	*cpu = first_isolated_cpu();
+	if (*cpu < 0)
+		SKIP(return 0, NO_ISOLATED_CPU);
+	if (geteuid() != 0)
+		SKIP(return 0, NEEDS_ROOT);
+	*hk = housekeeping_cpu();
+	if (*hk < 0)
+		SKIP(return 0, NO_HOUSEKEEPING_CPU);
+	return 1;
+}
+
+/* The state that /proc/@pid/status shows, "" if none. */
+static const char *ti_state(pid_t pid, char *buf, size_t len)
+{
+	if (status_line(pid, "Task_isolation:\t", buf, len))
+		buf[0] = 0;
+	return buf;
+}
+
+static int state_is(pid_t pid, const char *want)
+{
+	char state[64];
+
+	return !strncmp(ti_state(pid, state, sizeof(state)), want, strlen(want));
+}
+
+/*
+ * From housekeeping CPU @hk, spawn_isolated() a child on @cpu and wait
+ * until /proc shows it isolated.  Returns its pid.
+ */
+static pid_t start_isolated(struct __test_metadata *_metadata, int cpu, int hk,
+			    struct shared *sh, int (*setup)(struct shared *sh))
+{
+	char state[64];
+	pid_t pid;
+
+	ASSERT_TRUE(!!sh);
+	ASSERT_EQ(0, pin(hk));
+	pid = spawn_isolated(cpu, sh, setup);
+	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
+	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
+	ASSERT_TRUE(state_is(pid, "active"))
+		TH_LOG("state '%s'", ti_state(pid, state, sizeof(state)));
+	return pid;
 }
 
 /*
@@ -1036,7 +1104,7 @@ TEST(isolation_holds)
 	ASSERT_EQ(0, pin(hk));
 	load = housekeeping_load(hk);
 	ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
-	pid = spawn_isolated(cpu, sh);
+	pid = spawn_isolated(cpu, sh, NULL);
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
 	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
 	irq_rows[0] = cpu_counts("/proc/interrupts", cpu, irq_before, sizeof(irq_before));
@@ -1067,25 +1135,12 @@ TEST(isolation_holds)
 TEST(state_visible)
 {
 	struct shared *sh = shared_page();
-	char state[64];
 	pid_t pid;
 	int cpu, hk, status;
 
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (geteuid() != 0)
-		SKIP(return, NEEDS_ROOT);
-	hk = housekeeping_cpu();
-	if (hk < 0)
-		SKIP(return, NO_HOUSEKEEPING_CPU);
-	ASSERT_TRUE(!!sh);
-	ASSERT_EQ(0, pin(hk));
-	pid = spawn_isolated(cpu, sh);
-	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
-	ASSERT_TRUE(wait_isolated(sh));
-	ASSERT_EQ(0, status_line(pid, "Task_isolation:\t", state, sizeof(state)));
-	EXPECT_TRUE(!strncmp(state, "active", 6)) TH_LOG("state '%s'", state);
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
 	EXPECT_EQ(1, cpu_running_isolated(cpu));
 	sh->stop = 1;
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -1457,6 +1512,263 @@ TEST(sigstop_sigcont_default)
 	signal_from_another(_metadata, 0, 1);
 }
 
+/*
+ * A process-directed signal to a process of two threads: the isolated one
+ * (the main thread, spawn_isolated()) and a sibling on the housekeeping
+ * CPU that sleeps in pause().  Both have a SIGUSR2 handler, which records
+ * the thread it ran in; one of them blocks SIGUSR2.
+ */
+static struct shared *usr2_sh;
+
+static void on_usr2_tid(int sig)
+{
+	usr2_sh->usr2_tid = gettid();
+}
+
+static void *sibling_fn(void *arg)
+{
+	struct shared *sh = arg;
+
+	sh->sibling_tid = gettid();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+/* setup of spawn_isolated(): start the sibling; one of the two blocks SIGUSR2 */
+static int start_sibling(struct shared *sh, int sibling_blocks)
+{
+	struct sigaction sa = { .sa_handler = on_usr2_tid };
+	sigset_t usr2;
+	pthread_t thread;
+	int i;
+
+	usr2_sh = sh;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	if (sigaction(SIGUSR2, &sa, NULL) ||
+	    pthread_sigmask(sibling_blocks ? SIG_BLOCK : SIG_UNBLOCK, &usr2, NULL))
+		return -1;
+	/* The sibling inherits the mask of this moment, and stays on hk */
+	if (pthread_create(&thread, NULL, sibling_fn, sh))
+		return -1;
+	for (i = 0; i < 10000 && !sh->sibling_tid; i++)
+		usleep(1000);
+	if (!sh->sibling_tid)
+		return -1;
+	return pthread_sigmask(sibling_blocks ? SIG_UNBLOCK : SIG_BLOCK, &usr2, NULL);
+}
+
+static int isolated_thread_blocks_usr2(struct shared *sh)
+{
+	return start_sibling(sh, 0);
+}
+
+static int sibling_blocks_usr2(struct shared *sh)
+{
+	return start_sibling(sh, 1);
+}
+
+static void signal_two_threads(struct __test_metadata *_metadata, int sibling_blocks)
+{
+	struct shared *sh = shared_page();
+	int cpu, hk, status, i;
+	char state[64];
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	pid = start_isolated(_metadata, cpu, hk, sh, sibling_blocks ?
+			     sibling_blocks_usr2 : isolated_thread_blocks_usr2);
+	ASSERT_EQ(0, kill(pid, SIGUSR2));
+	for (i = 0; i < 5000 && !sh->usr2_tid; i++)
+		usleep(1000);
+	usleep(100000);	/* time for a wrong wake-up of the isolated thread */
+	ti_state(pid, state, sizeof(state));
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	ASSERT_NE(0, sh->usr2_tid) TH_LOG("no thread ran the SIGUSR2 handler");
+	if (sibling_blocks) {
+		/* As signal_from_another_process: isolation ends quietly */
+		EXPECT_EQ(pid, sh->usr2_tid) TH_LOG("not taken by the isolated thread");
+		EXPECT_STREQ("off", state);
+	} else {
+		/* Not woken: still isolated, as if nothing had been sent */
+		EXPECT_EQ(sh->sibling_tid, sh->usr2_tid) TH_LOG("not taken by the sibling");
+		EXPECT_TRUE(!strncmp(state, "active", 6))
+			TH_LOG("isolated thread disturbed: state '%s'", state);
+	}
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("5: the isolation signal %d came, 6: leaving failed", sh->handler);
+}
+
+/*
+ * complete_signal() (kernel/signal.c) picks the thread that takes a
+ * process-directed signal among those that do not block it
+ * (wants_signal()), and wakes only that one.  The isolated thread blocks
+ * SIGUSR2, so the sibling takes it and the isolated thread is never
+ * interrupted: it stays isolated and gets no isolation signal.
+ */
+TEST(sibling_takes_signal)
+{
+	signal_two_threads(_metadata, 0);
+}
+
+/*
+ * The other way round: the sibling blocks SIGUSR2, so the isolated
+ * thread is the one woken (an IPI) and runs the handler.  That signal
+ * tells it: isolation ends quietly, no isolation signal.
+ */
+TEST(isolated_thread_takes_signal)
+{
+	signal_two_threads(_metadata, 1);
+}
+
+static int new_session(struct shared *sh)
+{
+	return setsid() < 0;
+}
+
+/*
+ * SIGTSTP to an isolated task in an orphaned process group (setsid(): its
+ * parent is in another session).  get_signal() drops a job control stop
+ * signal other than SIGSTOP there, at its is_current_pgrp_orphaned()
+ * check ("goto relock"), without stopping the task and without reaching
+ * ti_signal_outcome(): nothing tells the task of the kernel entry that the
+ * wake-up (an IPI) caused, so the isolation signal follows, from
+ * task_isolation_notify_resume(), and the task is not stopped.
+ */
+TEST(orphaned_pgrp_sigtstp)
+{
+	struct shared *sh = shared_page();
+	int cpu, hk, status;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	pid = start_isolated(_metadata, cpu, hk, sh, new_session);
+	ASSERT_EQ(0, kill(pid, SIGTSTP));
+	ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
+	if (WIFSTOPPED(status))
+		kill(pid, SIGKILL);
+	ASSERT_FALSE(WIFSTOPPED(status)) TH_LOG("stopped by SIGTSTP in an orphaned pgrp");
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(5, WEXITSTATUS(status)) TH_LOG("the isolation signal did not come");
+	EXPECT_EQ(SIGUSR1, sh->handler);
+	EXPECT_EQ(0, sh->handler_flags & PR_TASK_ISOLATION_ENABLE)
+		TH_LOG("the handler ran isolated");
+}
+
+/* The cgroup v2 hierarchy, mounted here if nobody did; "" without one. */
+static char cgroup_root[64];
+static int cgroup_mounted;
+static char freeze_cgroup[128];
+
+static int cgroup_file(const char *cgroup, const char *file, char *path, size_t len)
+{
+	return snprintf(path, len, "%s/%s", cgroup, file) >= (int)len;
+}
+
+static int join_freeze_cgroup(struct shared *sh)
+{
+	char path[192], pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return cgroup_file(freeze_cgroup, "cgroup.procs", path, sizeof(path)) ||
+	       write_file(path, pid);
+}
+
+/* Write @value to cgroup.freeze and wait until cgroup.events says so. */
+static int set_frozen(int value)
+{
+	char path[192], want[16];
+	int i;
+
+	snprintf(want, sizeof(want), "frozen %d", value);
+	if (cgroup_file(freeze_cgroup, "cgroup.freeze", path, sizeof(path)) ||
+	    write_file(path, value ? "1" : "0") ||
+	    cgroup_file(freeze_cgroup, "cgroup.events", path, sizeof(path)))
+		return -1;
+	for (i = 0; i < 5000; i++) {
+		if (file_contains(path, want, NULL, 0))
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+/* 1: a cgroup for the test, 0: skipped (no cgroup v2 in this kernel). */
+static int make_freeze_cgroup(struct __test_metadata *_metadata)
+{
+	if (!access("/sys/fs/cgroup/cgroup.controllers", F_OK)) {
+		snprintf(cgroup_root, sizeof(cgroup_root), "/sys/fs/cgroup");
+	} else {
+		snprintf(cgroup_root, sizeof(cgroup_root), "/tmp/ti-cgroup.XXXXXX");
+		ASSERT_TRUE(!!mkdtemp(cgroup_root)) TH_LOG("mkdtemp: %s", strerror(errno));
+		if (mount("cgroup2", cgroup_root, "cgroup2", 0, NULL)) {
+			int err = errno;
+
+			rmdir(cgroup_root);
+			if (err == ENODEV)
+				SKIP(return 0, "kernel without cgroup v2 (CONFIG_CGROUPS)");
+			ASSERT_EQ(0, err) TH_LOG("mount cgroup2: %s", strerror(err));
+		}
+		cgroup_mounted = 1;
+	}
+	snprintf(freeze_cgroup, sizeof(freeze_cgroup), "%s/ti-freeze-%d",
+		 cgroup_root, getpid());
+	ASSERT_EQ(0, mkdir(freeze_cgroup, 0755))
+		TH_LOG("mkdir %s: %s", freeze_cgroup, strerror(errno));
+	return 1;
+}
+
+static void remove_freeze_cgroup(void)
+{
+	rmdir(freeze_cgroup);
+	if (cgroup_mounted && !umount(cgroup_root))
+		rmdir(cgroup_root);
+}
+
+/*
+ * The cgroup v2 freezer stops an isolated task with a JOBCTL_TRAP_FREEZE
+ * trap, which get_signal() takes as an outcome the task notices (the
+ * freezer is documented with job control stops): isolation ends quietly,
+ * already while it is frozen, and after the thaw the task runs on, not
+ * isolated, without the isolation signal.
+ */
+TEST(freezer_cgroup)
+{
+	struct shared *sh = shared_page();
+	int cpu, hk, status, spins;
+	char state[64];
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk) || !make_freeze_cgroup(_metadata))
+		return;
+	pid = start_isolated(_metadata, cpu, hk, sh, join_freeze_cgroup);
+	ASSERT_EQ(0, set_frozen(1)) TH_LOG("the cgroup did not freeze");
+	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
+	spins = sh->spins;
+	usleep(100000);
+	EXPECT_EQ(spins, sh->spins) TH_LOG("it ran while frozen");
+	ASSERT_EQ(0, set_frozen(0)) TH_LOG("the cgroup did not thaw");
+	spins = sh->spins;
+	usleep(100000);
+	EXPECT_LT(spins, sh->spins) TH_LOG("it does not run after the thaw");
+	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	remove_freeze_cgroup();
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("5: the isolation signal %d came, 6: leaving failed", sh->handler);
+}
+
 /* ---- refused syscalls: no kernel-internal errno leaks ----------------- */
 
 enum refused_how { SIG_BLOCKED, SIG_IGNORED, SIG_DEFAULT_IGNORED, BAD_NUMBER };
@@ -1742,6 +2054,159 @@ TEST(ptrace_syscall_stops_paired)
 	EXPECT_EQ(0, unpaired) TH_LOG("%d unpaired syscall stops of %d", unpaired, stops);
 }
 
+static atomic_int usr2_flags = -1;
+
+/* Records what PR_GET_TASK_ISOLATION says in the handler */
+static void on_usr2_flags(int sig)
+{
+	usr2_count++;
+	usr2_flags = ti_get();
+}
+
+/*
+ * Tracee of ptrace_signal_during_enable: SIGUSR2 is pending and blocked
+ * when it calls prctl(ENABLE); the tracer unblocks it at the syscall
+ * entry stop, so the signal is delivered on the prctl()'s way out.
+ * @handled: whether the tracer lets the handler run.
+ */
+static void enable_with_signal_pending(int cpu, int handled)
+{
+	struct sigaction sa = { .sa_handler = on_usr2_flags };
+	sigset_t usr2;
+	int ret, err;
+
+	if (pin(cpu) || prefault())
+		_exit(2);
+	catch(SIGUSR1);
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, NULL);
+	/* Without a signal pending, isolation starts: the CPU is quiet */
+	if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)) || ti_set(0))
+		_exit(3);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, NULL);
+	raise(SIGUSR2);
+	raise(SIGSTOP);	/* tells the tracer to watch syscalls from here */
+	errno = 0;
+	ret = ti_set(PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+	err = errno;
+	if (ret == 0) {
+		ti_set(0);
+		_exit(10);	/* isolation started with a signal to deliver */
+	}
+	if (err != EAGAIN)
+		_exit(11);
+	if (handler_ran)
+		_exit(12);	/* the isolation signal: a handler ran isolated */
+	if (usr2_count != handled)
+		_exit(13);
+	if (handled && (usr2_flags < 0 || (usr2_flags & PR_TASK_ISOLATION_ENABLE)))
+		_exit(14);
+	if ((ti_get() & PR_TASK_ISOLATION_ENABLE) || !state_is(getpid(), "off"))
+		_exit(15);
+	_exit(0);
+}
+
+/* Is this syscall entry stop prctl(PR_TASK_ISOLATION, ENABLE...)? */
+static int at_enable_entry(pid_t pid)
+{
+	struct __ptrace_syscall_info info;
+
+	if (ptrace(PTRACE_GET_SYSCALL_INFO, pid, sizeof(info), &info) <= 0)
+		return 0;
+	return info.op == PTRACE_SYSCALL_INFO_ENTRY && info.entry.nr == __NR_prctl &&
+	       info.entry.args[0] == PR_TASK_ISOLATION &&
+	       (info.entry.args[1] & PR_TASK_ISOLATION_ENABLE);
+}
+
+/*
+ * A signal pending, not blocked, while prctl(ENABLE) returns, made
+ * deterministic with a tracer (PTRACE_SEIZE): the tracee raises SIGUSR2
+ * while it is blocked, and the tracer unblocks it (PTRACE_SETSIGMASK) at
+ * the prctl() syscall entry stop.  On the way out the tracer sees the
+ * signal-delivery stop, with the tracee not isolated, and resumes it with
+ * the signal unchanged (@handled) or discards it.  Either way the tracee
+ * stopped on its way to isolation: isolation does not start, prctl()
+ * returns -1/EAGAIN (after the handler, if it runs, with isolation off),
+ * and no isolation signal comes.
+ */
+static void ptrace_enable(struct __test_metadata *_metadata, int handled)
+{
+	int cpu, hk, status, p[2], usr2_stops = 0, other_stops = 0, watching = 0;
+	char state[64] = "";
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	ASSERT_EQ(0, pin(hk));
+	ASSERT_EQ(0, pipe(p));
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		char c;
+
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)	/* until the tracer seized it */
+			_exit(2);
+		enable_with_signal_pending(cpu, handled);
+	}
+	close(p[0]);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	close(p[1]);
+	for (;;) {
+		int stop, sig = 0;
+		long req = PTRACE_CONT;
+
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (!WIFSTOPPED(status))
+			break;
+		stop = WSTOPSIG(status);
+		if (stop == (SIGTRAP | 0x80)) {
+			if (at_enable_entry(pid)) {
+				unsigned long long mask;	/* the kernel's sigset_t */
+
+				ASSERT_EQ(0, ptrace(PTRACE_GETSIGMASK, pid, sizeof(mask), &mask));
+				mask &= ~(1ULL << (SIGUSR2 - 1));
+				ASSERT_EQ(0, ptrace(PTRACE_SETSIGMASK, pid, sizeof(mask), &mask));
+				watching = 2;
+			}
+		} else if (stop == SIGSTOP && watching == 0) {
+			watching = 1;	/* discard it, stop at syscalls */
+		} else if (stop == SIGUSR2 && watching == 2) {
+			usr2_stops++;
+			ti_state(pid, state, sizeof(state));
+			sig = handled ? SIGUSR2 : 0;
+		} else {
+			other_stops++;
+			sig = stop;
+		}
+		if (watching == 1)
+			req = PTRACE_SYSCALL;
+		ASSERT_EQ(0, ptrace(req, pid, 0, sig));
+	}
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(1, usr2_stops) TH_LOG("no signal-delivery stop on the prctl()'s way out");
+	EXPECT_TRUE(!strncmp(state, "armed", 5) || !strcmp(state, "off"))
+		TH_LOG("state '%s' at the signal-delivery stop", state);
+	EXPECT_EQ(0, other_stops) TH_LOG("other signals came (the isolation signal?)");
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("10: prctl() returned 0, 11: not EAGAIN, 12: isolation signal, %s",
+		       "13: SIGUSR2 handler, 14: it ran isolated, 15: state not off");
+}
+
+TEST(ptrace_signal_during_enable)
+{
+	ptrace_enable(_metadata, 1);
+}
+
+TEST(ptrace_signal_during_enable_discarded)
+{
+	ptrace_enable(_metadata, 0);
+}
+
 /* ---- what does not end isolation --------------------------------------- */
 
 /*
@@ -1997,7 +2462,7 @@ TEST(every_isolated_cpu_at_once)
 	for (i = 0; i < n; i++) {
 		sh[i] = shared_page();
 		ASSERT_TRUE(!!sh[i]);
-		pid[i] = spawn_isolated(cpus[i], sh[i]);
+		pid[i] = spawn_isolated(cpus[i], sh[i], NULL);
 		ASSERT_LT(0, pid[i]) TH_LOG("fork: %s", strerror(errno));
 	}
 	for (i = 0; i < n; i++)
