@@ -890,6 +890,15 @@ static void quality_row(const struct row *r, int hk, int iso, int seconds)
 			disturber(&c);
 			_exit(0);
 		}
+		/*
+		 * fork() left this process's private pages copy-on-write:
+		 * the first write to each by the measuring thread would
+		 * flush the spinner's TLB by IPI (it shares this mm), on
+		 * both kernels.  Populating the locked mappings again takes
+		 * write faults now, before the spinner exists.
+		 */
+		if (mlockall(MCL_CURRENT | MCL_FUTURE))
+			perror("mlockall");
 	}
 	while (!atomic_load(&c.sh->ready))
 		usleep(1000);
