@@ -94,6 +94,16 @@ for t in $(series_topics); do
 	prev=$head
 done
 tgit update-ref "refs/heads/$TIP_BRANCH" "$prev"
+# A branch of a topic that left the series: protect_tree found its commits
+# saved (or, with FORCE=1, backed up under refs/backup/): drop it, so that
+# the next run does not take it for unsaved work.
+topics=" base $TIP_BRANCH $(series_topics | xargs) "
+case $topics in *" ${cur:-$TIP_BRANCH} "*) ;; *) cur="" ;; esac
 tgit checkout -q "${cur:-$TIP_BRANCH}"
+for b in $(tgit for-each-ref --format='%(refname:short)' refs/heads/); do
+	case $topics in *" $b "*) continue ;; esac
+	tgit update-ref -d "refs/heads/$b"
+	msg "dropped branch $b: not a topic of the series any more"
+done
 n=$(tgit rev-list --count "base..$TIP_BRANCH")
 progress "$TREE ready: $(series_topics | wc -l) topic(s), $n commit(s) on $TIP_BRANCH, checked out: ${cur:-$TIP_BRANCH}"
