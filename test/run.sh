@@ -20,17 +20,8 @@ loglevel=$(cut -f1 /proc/sys/kernel/printk 2>/dev/null)
 [ "${loglevel:-0}" -ge 5 ] 2>/dev/null || loglevel=7	# 5: warnings show
 dmesg -n 1 2>/dev/null
 
-# The deadline fair server arms a timer on every CPU that runs a fair
-# task; isolated CPUs need it off (see Documentation/userspace-api/
-# task_isolation.rst).
-for f in /sys/kernel/debug/sched/fair_server/cpu*/runtime; do
-	[ -w "$f" ] || continue
-	cpu=${f#/sys/kernel/debug/sched/fair_server/cpu}
-	cpu=${cpu%/runtime}
-	if [ -n "$(echo ",$ISOLATE_EXPANDED," | grep ",$cpu,")" ]; then
-		echo 0 >"$f" 2>/dev/null
-	fi
-done
+# Nothing else is set up: no debugfs knob, no boot option beyond
+# isolcpus=/nohz_full= (the suite's isolation_without_admin_steps checks).
 
 # Why prctl() returned EAGAIN, kept for the record after the run: the
 # task_isolation_refused event in a trace instance of its own, which the

@@ -913,6 +913,9 @@ struct shared {
 	atomic_int spins;		/* rounds spun, isolated or not */
 	atomic_int handler, handler_flags;	/* what on_signal() saw */
 	atomic_int sibling_tid, usr2_tid;	/* sibling_takes_signal */
+	atomic_int entering;		/* the child calls prctl() now */
+	atomic_int spin_after_loss;	/* go on spinning after the signal */
+	atomic_int hog_progress;	/* fair_server_restarted */
 };
 
 /*
@@ -938,6 +941,7 @@ static pid_t spawn_isolated(int cpu, struct shared *sh,
 		 */
 		sh->leave_ret = 0;
 		sh->isolated = 0;
+		sh->entering = 1;
 		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
 			_exit(3);
 		sh->isolated = 1;
@@ -945,6 +949,9 @@ static pid_t spawn_isolated(int cpu, struct shared *sh,
 		spin_until(&sh->stop, 1ULL << 42);
 		sh->handler = handler_ran;
 		sh->handler_flags = handler_flags;
+		if (handler_ran && sh->spin_after_loss)
+			while (!sh->stop)
+				sh->spins++;
 		if (handler_ran)
 			_exit(5);
 		sh->leave_ret = ti_set(0);
@@ -1082,31 +1089,35 @@ static pid_t housekeeping_load(int hk)
 	return pid;
 }
 
-TEST(isolation_holds)
+/*
+ * From housekeeping CPU @hk, with a load there, isolate a child on @cpu for
+ * @hold seconds: it must not lose isolation and no interrupt or softirq
+ * count of @cpu may move.
+ */
+static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
+			  int hold, long *enter_ms)
 {
 	char irq_before[8192], irq_after[8192], sirq_before[4096], sirq_after[4096];
-	const char *env = getenv("TI_HOLD_SECONDS");
-	int hold = env ? atoi(env) : 10;
 	struct shared *sh = shared_page();
 	int irq_rows[2], sirq_rows[2];
+	struct timespec t0, t1;
 	pid_t pid, load;
-	int cpu, hk, status;
+	int status, i;
 
-	cpu = first_isolated_cpu();
-	if (cpu < 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (geteuid() != 0)
-		SKIP(return, NEEDS_ROOT);
-	hk = housekeeping_cpu();
-	if (hk < 0)
-		SKIP(return, NO_HOUSEKEEPING_CPU);
 	ASSERT_TRUE(!!sh);
 	ASSERT_EQ(0, pin(hk));
 	load = housekeeping_load(hk);
 	ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
 	pid = spawn_isolated(cpu, sh, NULL);
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
+	for (i = 0; i < 30000 && !sh->entering; i++)
+		usleep(1000);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (enter_ms)
+		*enter_ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+			    (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	irq_rows[0] = cpu_counts("/proc/interrupts", cpu, irq_before, sizeof(irq_before));
 	sirq_rows[0] = cpu_counts("/proc/softirqs", cpu, sirq_before, sizeof(sirq_before));
 	sleep(hold);
@@ -1128,6 +1139,22 @@ TEST(isolation_holds)
 	EXPECT_STREQ(irq_before, irq_after);
 	EXPECT_STREQ(sirq_before, sirq_after);
 	TH_LOG("held %d s on cpu %d with a housekeeping load", hold, cpu);
+}
+
+static int hold_seconds(void)
+{
+	const char *env = getenv("TI_HOLD_SECONDS");
+
+	return env ? atoi(env) : 10;
+}
+
+TEST(isolation_holds)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), NULL);
 }
 
 /* ---- state and diagnostics --------------------------------------------- */
@@ -2477,6 +2504,231 @@ TEST(every_isolated_cpu_at_once)
 		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 			TH_LOG("cpu %d: status %#x", cpus[i], status);
 	}
+}
+
+/* ---- the kernel's own noise: nothing set up but the boot line ---------- */
+
+/* Is @word a word of the kernel command line? */
+static int cmdline_has(const char *word)
+{
+	char line[4096], *tok, *save;
+	FILE *f = fopen("/proc/cmdline", "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	if (fgets(line, sizeof(line), f))
+		for (tok = strtok_r(line, " \t\n", &save); tok && !found;
+		     tok = strtok_r(NULL, " \t\n", &save))
+			found = !strcmp(tok, word);
+	fclose(f);
+	return found;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Stock 6.12 lets a task stay undisturbed on a nohz_full CPU only with
+ * tsc=reliable (x86: the clocksource watchdog), the deadline fair server
+ * turned off in debugfs, and mce=ignore_ce (x86 with CONFIG_X86_MCE: the
+ * poll timer).  Without any of that, isolation starts within a second and
+ * holds.
+ */
+TEST(isolation_without_admin_steps)
+{
+	static const char *const steps[] = {
+		"tsc=reliable", "tsc=nowatchdog", "mce=ignore_ce", "mce=off",
+	};
+	char path[128];
+	long runtime, enter_ms = -1;
+	int cpu, hk, i;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	for (i = 0; i < (int)ARRAY_SIZE(steps); i++)
+		if (cmdline_has(steps[i]))
+			SKIP(return, "the boot line has %s: not a run without admin steps",
+			     steps[i]);
+	snprintf(path, sizeof(path), "/sys/kernel/debug/sched/fair_server/cpu%d/runtime", cpu);
+	runtime = read_long(path);
+	if (runtime == 0)
+		SKIP(return, "the fair server of cpu %d was turned off by hand", cpu);
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), &enter_ms);
+	EXPECT_GT(1000, enter_ms) TH_LOG("entering isolation took %ld ms", enter_ms);
+	TH_LOG("entered in %ld ms; fair server runtime %ld ns (-1: no debugfs)",
+	       enter_ms, runtime);
+}
+
+/*
+ * Isolation stops the CPU's deadline fair server (its timer would fire on
+ * the CPU) and must restart it when isolation ends: without the server a
+ * real-time task that arrives starves the formerly isolated fair task.  A
+ * SCHED_FIFO hog moves onto the CPU, ending isolation, and spins for 3 s;
+ * the fair task must make progress meanwhile.
+ */
+TEST(fair_server_restarted)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	struct shared *sh = shared_page();
+	int cpu, hk, status;
+	pid_t pid, hog;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	ASSERT_TRUE(!!sh);
+	sh->spin_after_loss = 1;
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	hog = fork_child();
+	if (hog == 0) {
+		struct timespec t0, t;
+		int c0;
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) || pin(cpu))
+			_exit(2);
+		c0 = sh->spins;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		do
+			clock_gettime(CLOCK_MONOTONIC, &t);
+		while (t.tv_sec - t0.tv_sec < 3);
+		sh->hog_progress = sh->spins - c0;
+		_exit(0);
+	}
+	ASSERT_LT(0, hog) TH_LOG("fork: %s", strerror(errno));
+	ASSERT_EQ(hog, waitpid(hog, &status, 0));
+	sh->stop = 1;
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("hog status %#x", status);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(5, WEXITSTATUS(status)) TH_LOG("the hog did not end isolation");
+	EXPECT_EQ(SIGUSR1, sh->handler);
+	EXPECT_LT(0, sh->hog_progress)
+		TH_LOG("the fair task starved under a SCHED_FIFO hog: no fair server");
+	TH_LOG("fair task spun %d rounds during 3 s of a SCHED_FIFO hog", sh->hog_progress);
+}
+
+/* The count of row @row ("MCP:") of @cpu in @file, or -1. */
+static long cpu_count_of(const char *file, int cpu, const char *row)
+{
+	char counts[8192], key[32], *p;
+
+	if (cpu_counts(file, cpu, counts, sizeof(counts)) <= 0)
+		return -1;
+	snprintf(key, sizeof(key), "%s=", row);
+	for (p = counts; (p = strstr(p, key)); p++)
+		if (p == counts || p[-1] == ' ')
+			return strtol(p + strlen(key), NULL, 10);
+	return -1;
+}
+
+#define MCE_INTERVAL	"/sys/devices/system/machinecheck/machinecheck%d/check_interval"
+
+/*
+ * x86 polls the machine check banks of every CPU from a pinned timer
+ * ("MCP" in /proc/interrupts).  With a 1 s interval: the isolated CPU is
+ * polled before, not while a task is isolated there, and again after.
+ */
+TEST(mce_poll_paused_while_isolated)
+{
+	struct shared *sh = shared_page();
+	long before[2], during[2], after[2];
+	char path[128], old[32] = "";
+	int cpu, hk, status;
+	pid_t pid;
+	FILE *f;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	snprintf(path, sizeof(path), MCE_INTERVAL, hk);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(old, sizeof(old), f))
+			old[0] = 0;
+		fclose(f);
+	}
+	if (!old[0] || cpu_count_of("/proc/interrupts", cpu, "MCP:") < 0)
+		SKIP(return, "no machine check polling (x86, CONFIG_X86_MCE, a CPU with MCA)");
+	ASSERT_TRUE(!!sh);
+	ASSERT_EQ(0, write_file(path, "1"));
+	sleep(2);
+	before[0] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	sleep(3);
+	before[1] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	during[0] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	sleep(3);
+	during[1] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	EXPECT_TRUE(state_is(pid, "active")) TH_LOG("isolation lost");
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	after[0] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	sleep(3);
+	after[1] = cpu_count_of("/proc/interrupts", cpu, "MCP:");
+	write_file(path, old);
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost");
+	ASSERT_LT(before[0], before[1]) TH_LOG("cpu %d is not polled at all", cpu);
+	EXPECT_EQ(during[0], during[1]) TH_LOG("polled while isolated");
+	EXPECT_LT(after[0], after[1]) TH_LOG("not polled again after isolation");
+	TH_LOG("polls on cpu %d in 3 s: %ld before, %ld isolated, %ld after", cpu,
+	       before[1] - before[0], during[1] - during[0], after[1] - after[0]);
+}
+
+/*
+ * The clocksource watchdog's timer visits one CPU after another; it must
+ * leave the nohz_full CPUs alone.  Its timer_start trace events name the
+ * CPU of each visit.
+ */
+TEST(clocksource_watchdog_skips_isolated)
+{
+	int iso[MAX_CPUS], n_iso, visits = 0, on_isolated = 0, i;
+	char line[512], bad[512] = "";
+	FILE *f;
+
+	n_iso = isolated_cpus(iso);
+	if (n_iso <= 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (geteuid() != 0)
+		SKIP(return, NEEDS_ROOT);
+	if (access(TRACEFS "events/timer/timer_start/enable", W_OK))
+		SKIP(return, "no timer trace events");
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	ASSERT_EQ(0, write_file(TRACEFS "events/timer/timer_start/enable", "1"));
+	sleep(4);	/* a visit every 0.5 s */
+	write_file(TRACEFS "events/timer/timer_start/enable", "0");
+	f = fopen(TRACEFS "trace", "r");
+	ASSERT_TRUE(!!f);
+	while (fgets(line, sizeof(line), f)) {
+		const char *c = strstr(line, " cpu=");
+		int target;
+
+		if (!strstr(line, "function=clocksource_watchdog ") || !c ||
+		    sscanf(c, " cpu=%d", &target) != 1)
+			continue;
+		visits++;
+		for (i = 0; i < n_iso; i++)
+			if (iso[i] == target) {
+				on_isolated++;
+				snprintf(bad, sizeof(bad), "%s", line);
+			}
+	}
+	fclose(f);
+	if (!visits)
+		SKIP(return, "no clocksource watchdog runs (no clocksource needs one)");
+	EXPECT_EQ(0, on_isolated) TH_LOG("%d of %d visits on isolated CPUs: %s",
+					 on_isolated, visits, bad);
+	TH_LOG("%d watchdog visits in 4 s, none on an isolated CPU", visits);
 }
 
 TEST_HARNESS_MAIN

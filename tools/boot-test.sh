@@ -15,7 +15,7 @@ Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
 disk made from test/ (built here for <arch>, statically), with N vCPUs
 (default 4): CPU 0 does housekeeping, LIST (default 1-<N-1>) is isolated
-with isolcpus=nohz,domain,LIST nohz_full=LIST (plus tsc=reliable on x86).
+with isolcpus=nohz,domain,LIST nohz_full=LIST (plus the bootargs of tools/arches, none today).
 The guest prints KTAP on the serial console; each --extra program (a C file
 is cross-compiled) runs as a test of its own: exit 0 pass, 4 skip.
 Nothing is built but the test programs: a missing kernel or rootfs is an
@@ -123,7 +123,7 @@ boot_once() {
 	progress "guest stopped after $(($(date +%s) - start)) s"
 }
 
-cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs (x86: tsc=reliable)
+cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs
 qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"

@@ -605,7 +605,7 @@ save_bundles() {
 
 # ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
 # isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh),
-# plus ARCH's bootargs from tools/arches (x86: tsc=reliable).
+# plus ARCH's bootargs from tools/arches (none today).
 ti_cmdline() {
 	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$2 nohz_full=$2"
 	c="$c rcu_nocbs=$2 irqaffinity=0"

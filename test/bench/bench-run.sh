@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # Guest side of tools/bench.sh: installed as run.sh on the bench disk, run
-# by /sbin/ti-init.  Prepares the isolated CPUs as test/run.sh does (fair
-# server off), runs one part of the benchmark with ti_bench and prints
-# "BENCH ..." lines on the console, then the guest dmesg (the
-# "task_isolation lost due to ..." lines) between markers.
+# by /sbin/ti-init.  Like test/run.sh it sets nothing up beyond the boot
+# line: the fair server stays on, and both kernels show what it costs.  It
+# runs one part of the benchmark with ti_bench and prints "BENCH ..." lines
+# on the console, then the guest dmesg (the "task_isolation lost due to
+# ..." lines) between markers.
 cd "$(dirname "$0")" || exit 1
 # bench.conf (from tools/bench.sh): PART=quality|cost, HK=0, ISOLATE_EXPANDED=1,2,3,
 # WINDOW=<s>, ROWS="<row> ...", COST_N=<n>, REPS=<n>, TRIALS=<n>
@@ -13,13 +14,6 @@ cd "$(dirname "$0")" || exit 1
 loglevel=$(cut -f1 /proc/sys/kernel/printk 2>/dev/null)
 [ "${loglevel:-0}" -ge 5 ] 2>/dev/null || loglevel=7
 dmesg -n 1 2>/dev/null
-
-for f in /sys/kernel/debug/sched/fair_server/cpu*/runtime; do
-	[ -w "$f" ] || continue
-	cpu=${f#/sys/kernel/debug/sched/fair_server/cpu}
-	cpu=${cpu%/runtime}
-	case ",$ISOLATE_EXPANDED," in *,"$cpu",*) echo 0 >"$f" 2>/dev/null ;; esac
-done
 
 enc() { printf '%s' "$1" | od -An -tx1 -v | tr -s ' \n' ' ' | sed -e 's/^ //' -e 's/ $//' -e 's/ /%/g' -e 's/^/%/'; }
 iso1=${ISOLATE_EXPANDED%%,*}
