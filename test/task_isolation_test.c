@@ -1092,22 +1092,26 @@ static pid_t housekeeping_load(int hk)
 /*
  * From housekeeping CPU @hk, with a load there, isolate a child on @cpu for
  * @hold seconds: it must not lose isolation and no interrupt or softirq
- * count of @cpu may move.
+ * count of @cpu may move.  With @disturb, the test process runs it on @hk
+ * every 100 ms meanwhile, instead of the load; each call must return 0.
+ * @enter_ms, if not NULL, gets how long the child's prctl() took.
  */
 static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
-			  int hold, long *enter_ms)
+			  int hold, long *enter_ms, int (*disturb)(void))
 {
 	char irq_before[8192], irq_after[8192], sirq_before[4096], sirq_after[4096];
 	struct shared *sh = shared_page();
 	int irq_rows[2], sirq_rows[2];
+	int status, i, calls = 0, failed = 0;
 	struct timespec t0, t1;
-	pid_t pid, load;
-	int status, i;
+	pid_t pid, load = 0;
 
 	ASSERT_TRUE(!!sh);
 	ASSERT_EQ(0, pin(hk));
-	load = housekeeping_load(hk);
-	ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
+	if (!disturb) {
+		load = housekeeping_load(hk);
+		ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
+	}
 	pid = spawn_isolated(cpu, sh, NULL);
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
 	for (i = 0; i < 30000 && !sh->entering; i++)
@@ -1120,15 +1124,25 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 			    (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	irq_rows[0] = cpu_counts("/proc/interrupts", cpu, irq_before, sizeof(irq_before));
 	sirq_rows[0] = cpu_counts("/proc/softirqs", cpu, sirq_before, sizeof(sirq_before));
-	sleep(hold);
+	if (disturb) {
+		for (i = 0; i < hold * 10; i++, calls++) {
+			failed += !!disturb();
+			usleep(100000);
+		}
+	} else {
+		sleep(hold);
+	}
 	irq_rows[1] = cpu_counts("/proc/interrupts", cpu, irq_after, sizeof(irq_after));
 	sirq_rows[1] = cpu_counts("/proc/softirqs", cpu, sirq_after, sizeof(sirq_after));
 	sh->stop = 1;
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	kill(load, SIGKILL);
-	waitpid(load, NULL, 0);
+	if (load) {
+		kill(load, SIGKILL);
+		waitpid(load, NULL, 0);
+	}
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost during %d s", hold);
+	EXPECT_EQ(0, failed) TH_LOG("%d of %d disturber calls failed", failed, calls);
 	/* Counts that could not be read would compare equal: make sure */
 	ASSERT_LT(0, irq_rows[0]) TH_LOG("no CPU%d counts in /proc/interrupts", cpu);
 	ASSERT_LT(0, sirq_rows[0]) TH_LOG("no CPU%d counts in /proc/softirqs", cpu);
@@ -1138,7 +1152,8 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	ASSERT_NE(0, sirq_before[0]);
 	EXPECT_STREQ(irq_before, irq_after);
 	EXPECT_STREQ(sirq_before, sirq_after);
-	TH_LOG("held %d s on cpu %d with a housekeeping load", hold, cpu);
+	TH_LOG("held %d s on cpu %d %s", hold, cpu,
+	       disturb ? "while disturbed" : "with a housekeeping load");
 }
 
 static int hold_seconds(void)
@@ -1154,7 +1169,7 @@ TEST(isolation_holds)
 
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
-	hold_isolated(_metadata, cpu, hk, hold_seconds(), NULL);
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), NULL, NULL);
 }
 
 /* ---- state and diagnostics --------------------------------------------- */
@@ -2564,7 +2579,7 @@ TEST(isolation_without_admin_steps)
 	runtime = read_long(path);
 	if (runtime == 0)
 		SKIP(return, "the fair server of cpu %d was turned off by hand", cpu);
-	hold_isolated(_metadata, cpu, hk, hold_seconds(), &enter_ms);
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), &enter_ms, NULL);
 	EXPECT_GT(1000, enter_ms) TH_LOG("entering isolation took %ld ms", enter_ms);
 	TH_LOG("entered in %ld ms; fair server runtime %ld ns (-1: no debugfs)",
 	       enter_ms, runtime);
@@ -2729,6 +2744,63 @@ TEST(clocksource_watchdog_skips_isolated)
 	EXPECT_EQ(0, on_isolated) TH_LOG("%d of %d visits on isolated CPUs: %s",
 					 on_isolated, visits, bad);
 	TH_LOG("%d watchdog visits in 4 s, none on an isolated CPU", visits);
+}
+
+/* Read @path to its end; 0 if that worked. */
+static int read_all(const char *path)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	if (n < 0)
+		ret = -1;
+	close(fd);
+	return ret;
+}
+
+static int vm_stat_refresh(void)
+{
+	return read_all("/proc/sys/vm/stat_refresh");
+}
+
+/*
+ * Reading vm.stat_refresh folds the vmstat differentials of every CPU
+ * that has some: an isolated task's CPU has none and is left alone.
+ */
+TEST(vm_stat_refresh_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/proc/sys/vm/stat_refresh", R_OK))
+		SKIP(return, "no /proc/sys/vm/stat_refresh");
+	hold_isolated(_metadata, cpu, hk, 3, NULL, vm_stat_refresh);
+}
+
+static int drop_caches(void)
+{
+	return write_file("/proc/sys/vm/drop_caches", "3");
+}
+
+/*
+ * drop_caches drains the LRU batches of every CPU that has some
+ * (lru_add_drain_all()); isolation starts with them drained.
+ */
+TEST(drop_caches_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/proc/sys/vm/drop_caches", W_OK))
+		SKIP(return, "no /proc/sys/vm/drop_caches");
+	hold_isolated(_metadata, cpu, hk, 3, NULL, drop_caches);
 }
 
 TEST_HARNESS_MAIN
