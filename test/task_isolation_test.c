@@ -14,10 +14,15 @@
  * stop, and only checks and reports afterwards.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_link.h>
 #include <linux/membarrier.h>
+#include <linux/netlink.h>
 #include <linux/prctl.h>
+#include <linux/rtnetlink.h>
+#include <net/if.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -32,6 +37,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/utsname.h>
@@ -706,7 +712,10 @@ TEST(segv_own_signal_sigusr1)
  * Remote disturbers: the isolated thread spins while a helper thread on a
  * housekeeping CPU does something that interrupts it.
  */
-enum disturb { TLB_MUNMAP, TLB_MPROTECT, MEMBARRIER, WAKE_ONTO_CPU, MOVE_AWAY };
+enum disturb {
+	TLB_MUNMAP, TLB_MPROTECT, MEMBARRIER, WAKE_ONTO_CPU, MOVE_AWAY,
+	POSIX_CPU_TIMER, RLIMIT_CPU_BY_OTHER,
+};
 
 struct helper {
 	enum disturb what;
@@ -740,8 +749,18 @@ static void *helper_fn(void *arg)
 		h->ret = syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
 		break;
 	case WAKE_ONTO_CPU:
+	case RLIMIT_CPU_BY_OTHER:
 		h->ret = write(h->pipe_w, "x", 1) == 1 ? 0 : -1;
 		break;
+	case POSIX_CPU_TIMER: {
+		struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+		struct itimerspec its = { .it_value.tv_sec = 3600 };
+		timer_t timer;
+
+		h->ret = timer_create(CLOCK_PROCESS_CPUTIME_ID, &sev, &timer) ||
+			 timer_settime(timer, 0, &its, NULL) ? -1 : 0;
+		break;
+	}
 	case MOVE_AWAY:
 		h->ret = pin_tid(h->victim, h->hk_cpu);
 		break;
@@ -794,20 +813,26 @@ static int disturb_isolated(struct __test_metadata *_metadata, enum disturb what
 	if (what == MEMBARRIER)
 		ASSERT_EQ(0, syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
 				     0, 0)) TH_LOG("membarrier register: %s", strerror(errno));
-	if (what == WAKE_ONTO_CPU) {
+	if (what == WAKE_ONTO_CPU || what == RLIMIT_CPU_BY_OTHER) {
 		ASSERT_EQ(0, pipe(p)) TH_LOG("pipe: %s", strerror(errno));
 		h.pipe_w = p[1];
 		sleeper = fork();
 		if (sleeper == 0) {
+			struct rlimit rl = { .rlim_cur = 3600, .rlim_max = 3600 };
 			char c;
 
 			die_with_parent(parent);
-			if (pin(cpu))
+			if (pin(what == WAKE_ONTO_CPU ? cpu : h.hk_cpu))
 				_exit(2);
-			_exit(read(p[0], &c, 1) == 1 ? 0 : 1);
+			if (read(p[0], &c, 1) != 1)
+				_exit(1);
+			/* Another process limits the isolated one's CPU time */
+			if (what == RLIMIT_CPU_BY_OTHER)
+				_exit(prlimit(parent, RLIMIT_CPU, &rl, NULL) ? 3 : 0);
+			_exit(0);
 		}
 		ASSERT_LT(0, sleeper) TH_LOG("fork: %s", strerror(errno));
-		usleep(200000);	/* the sleeper blocks on the isolated CPU */
+		usleep(200000);	/* the sleeper blocks, on the isolated CPU for a wake */
 	}
 	ASSERT_EQ(0, pin(cpu)) TH_LOG("pin to cpu %d: %s", cpu, strerror(errno));
 	catch(SIGUSR1);
@@ -1097,7 +1122,8 @@ static pid_t housekeeping_load(int hk)
  * @enter_ms, if not NULL, gets how long the child's prctl() took.
  */
 static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
-			  int hold, long *enter_ms, int (*disturb)(void))
+			  int hold, long *enter_ms, int (*setup)(struct shared *sh),
+			  int (*disturb)(void))
 {
 	char irq_before[8192], irq_after[8192], sirq_before[4096], sirq_after[4096];
 	struct shared *sh = shared_page();
@@ -1112,7 +1138,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 		load = housekeeping_load(hk);
 		ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
 	}
-	pid = spawn_isolated(cpu, sh, NULL);
+	pid = spawn_isolated(cpu, sh, setup);
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
 	for (i = 0; i < 30000 && !sh->entering; i++)
 		usleep(1000);
@@ -1169,7 +1195,7 @@ TEST(isolation_holds)
 
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
-	hold_isolated(_metadata, cpu, hk, hold_seconds(), NULL, NULL);
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), NULL, NULL, NULL);
 }
 
 /* ---- state and diagnostics --------------------------------------------- */
@@ -2579,7 +2605,7 @@ TEST(isolation_without_admin_steps)
 	runtime = read_long(path);
 	if (runtime == 0)
 		SKIP(return, "the fair server of cpu %d was turned off by hand", cpu);
-	hold_isolated(_metadata, cpu, hk, hold_seconds(), &enter_ms, NULL);
+	hold_isolated(_metadata, cpu, hk, hold_seconds(), &enter_ms, NULL, NULL);
 	EXPECT_GT(1000, enter_ms) TH_LOG("entering isolation took %ld ms", enter_ms);
 	TH_LOG("entered in %ld ms; fair server runtime %ld ns (-1: no debugfs)",
 	       enter_ms, runtime);
@@ -2780,7 +2806,7 @@ TEST(vm_stat_refresh_while_isolated)
 		return;
 	if (access("/proc/sys/vm/stat_refresh", R_OK))
 		SKIP(return, "no /proc/sys/vm/stat_refresh");
-	hold_isolated(_metadata, cpu, hk, 3, NULL, vm_stat_refresh);
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, vm_stat_refresh);
 }
 
 static int drop_caches(void)
@@ -2800,7 +2826,279 @@ TEST(drop_caches_while_isolated)
 		return;
 	if (access("/proc/sys/vm/drop_caches", W_OK))
 		SKIP(return, "no /proc/sys/vm/drop_caches");
-	hold_isolated(_metadata, cpu, hk, 3, NULL, drop_caches);
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, drop_caches);
+}
+
+/*
+ * A CPU-time timer or an RLIMIT_CPU armed on the isolated task's process
+ * by another task needs the tick of the isolated CPU, the only one that
+ * accounts the task's CPU time: the kick is not ignored, it ends isolation
+ * and the loss names it.
+ */
+static void tick_kicked(struct __test_metadata *_metadata, enum disturb what)
+{
+	char needle[160], rec[1024];
+	int kmsg = kmsg_open();
+
+	if (!disturb_isolated(_metadata, what)) {
+		if (kmsg >= 0)
+			close(kmsg);
+		return;
+	}
+	ASSERT_LE(0, kmsg) TH_LOG("cannot read /dev/kmsg");
+	snprintf(needle, sizeof(needle),
+		 "/%d/%d (cpu %d): task_isolation lost due to IPI nohz_full_kick_func",
+		 getpid(), gettid(), first_isolated_cpu());
+	EXPECT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec)))
+		TH_LOG("no log line '%s'", needle);
+}
+
+TEST(posix_cpu_timer_by_sibling)
+{
+	tick_kicked(_metadata, POSIX_CPU_TIMER);
+}
+
+TEST(rlimit_cpu_by_other_process)
+{
+	tick_kicked(_metadata, RLIMIT_CPU_BY_OTHER);
+}
+
+/* ---- slab, RCU and networking while isolated ---------------------------- */
+
+/*
+ * Shrink every slab cache (not the alias links): flush_all() queues work
+ * on each CPU that holds slabs of the cache.
+ */
+static int shrink_slabs(void)
+{
+	DIR *dir = opendir("/sys/kernel/slab");
+	int failed = 0, caches = 0;
+	struct dirent *d;
+	char path[320];
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir))) {
+		if (d->d_type != DT_DIR || d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", d->d_name);
+		failed += !!write_file(path, "1");
+		caches++;
+	}
+	closedir(dir);
+	return failed || !caches ? -1 : 0;
+}
+
+/* The prctl() hands back the isolated CPU's slabs: shrinking skips it. */
+TEST(slab_shrink_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/sys/kernel/slab", R_OK))
+		SKIP(return, "no /sys/kernel/slab");
+	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, shrink_slabs);
+}
+
+#define TI_DUMMY	"tidummy0"
+
+static void nl_attr(struct nlmsghdr *n, int type, const void *data, int len)
+{
+	struct rtattr *rta = (struct rtattr *)((char *)n + NLMSG_ALIGN(n->nlmsg_len));
+
+	rta->rta_type = type;
+	rta->rta_len = RTA_LENGTH(len);
+	if (len)
+		memcpy(RTA_DATA(rta), data, len);
+	n->nlmsg_len = NLMSG_ALIGN(n->nlmsg_len) + RTA_ALIGN(rta->rta_len);
+}
+
+/* Create (up) or delete dummy device @name over rtnetlink: 0 or -errno. */
+static int dummy_link(const char *name, int add)
+{
+	struct {
+		struct nlmsghdr n;
+		struct ifinfomsg i;
+		char attrs[128];
+	} req = {
+		.n.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifinfomsg)),
+		.n.nlmsg_type = add ? RTM_NEWLINK : RTM_DELLINK,
+		.n.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK |
+				 (add ? NLM_F_CREATE | NLM_F_EXCL : 0),
+		.i.ifi_family = AF_UNSPEC,
+		.i.ifi_flags = add ? IFF_UP : 0,
+		.i.ifi_change = add ? IFF_UP : 0,
+	};
+	struct nlmsghdr *h;
+	struct rtattr *info;
+	char buf[1024];
+	int fd, ret;
+	ssize_t n;
+
+	nl_attr(&req.n, IFLA_IFNAME, name, strlen(name) + 1);
+	if (add) {
+		info = (struct rtattr *)((char *)&req.n + NLMSG_ALIGN(req.n.nlmsg_len));
+		nl_attr(&req.n, IFLA_LINKINFO, NULL, 0);
+		nl_attr(&req.n, IFLA_INFO_KIND, "dummy", strlen("dummy"));
+		info->rta_len = (char *)&req.n + req.n.nlmsg_len - (char *)info;
+	}
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, req.n.nlmsg_len, 0) < 0) {
+		ret = -errno;
+	} else {
+		n = recv(fd, buf, sizeof(buf), 0);
+		h = (struct nlmsghdr *)buf;
+		if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct nlmsgerr)) ||
+		    h->nlmsg_type != NLMSG_ERROR)
+			ret = -EPROTO;
+		else
+			ret = ((struct nlmsgerr *)NLMSG_DATA(h))->error;
+	}
+	close(fd);
+	return ret;
+}
+
+/* Add a dummy device, check it is there, delete it, check it is gone. */
+static int netdev_add_del(void)
+{
+	if (dummy_link(TI_DUMMY, 1) || !if_nametoindex(TI_DUMMY))
+		return -1;
+	if (dummy_link(TI_DUMMY, 0))
+		return -1;
+	return if_nametoindex(TI_DUMMY) ? -1 : 0;
+}
+
+/* Returns 0 if the test was skipped. */
+static int have_dummy(struct __test_metadata *_metadata)
+{
+	int ret = dummy_link(TI_DUMMY, 1);
+
+	if (ret == -EOPNOTSUPP || ret == -EPROTONOSUPPORT || ret == -EAFNOSUPPORT)
+		SKIP(return 0, "no dummy netdev (CONFIG_DUMMY): %s", strerror(-ret));
+	ASSERT_EQ(0, ret) TH_LOG("creating %s: %s", TI_DUMMY, strerror(-ret));
+	ASSERT_EQ(0, dummy_link(TI_DUMMY, 0));
+	return 1;
+}
+
+/*
+ * Unregistering a netdev flushes the per-CPU backlogs that need it
+ * (flush_required(), with RPS) and waits for RCU; neither may reach the
+ * isolated CPU.  The device must really come and go.
+ */
+TEST(netdev_add_del_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (!have_dummy(_metadata))
+		return;
+	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, netdev_add_del);
+	EXPECT_EQ(0, if_nametoindex(TI_DUMMY)) TH_LOG("%s is still there", TI_DUMMY);
+}
+
+/* A network namespace that lives for one process: its teardown, later. */
+static int netns_add_del(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWNET) ? 1 : 0);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static void *thread_exits(void *arg)
+{
+	return arg;
+}
+
+/*
+ * Child setup, right before it isolates: threads that exit on the CPU
+ * free their task_struct with call_rcu() there, so the CPU has RCU
+ * callbacks queued when the prctl() comes.
+ */
+static int queue_rcu_callbacks(struct shared *sh)
+{
+	pthread_t t;
+	int i;
+
+	if (pin(first_isolated_cpu()))
+		return -1;
+	for (i = 0; i < 16; i++)
+		if (pthread_create(&t, NULL, thread_exits, NULL) || pthread_join(t, NULL))
+			return -1;
+	return 0;
+}
+
+/*
+ * Namespace teardown runs rcu_barrier(), which sends an IPI to every CPU
+ * with RCU callbacks queued: isolation starts with none left on its CPU,
+ * although the task queued some just before.
+ */
+TEST(netns_teardown_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (netns_add_del())
+		SKIP(return, "cannot create a network namespace (CONFIG_NET_NS)");
+	hold_isolated(_metadata, cpu, hk, 3, NULL, queue_rcu_callbacks, netns_add_del);
+}
+
+static char rps_map[128];
+static int rps_isolated_cpu;
+
+/* Steer to every CPU; the kernel keeps only housekeeping CPUs in the map. */
+static int rps_map_write(void)
+{
+	unsigned long all = (1UL << sysconf(_SC_NPROCESSORS_ONLN)) - 1, map = 0;
+	char buf[64];
+	FILE *f;
+
+	snprintf(buf, sizeof(buf), "%lx", all);
+	if (write_file(rps_map, buf))
+		return -1;
+	f = fopen(rps_map, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lx", &map) != 1)
+		map = 0;
+	fclose(f);
+	return map && !(map & (1UL << rps_isolated_cpu)) ? 0 : -1;
+}
+
+/*
+ * RPS maps never steer packets to an isolated CPU.  The first map of the
+ * system enables a static key (text patching, which interrupts every CPU),
+ * so the device gets one before isolation starts.
+ */
+TEST(rps_map_while_isolated)
+{
+	char mask[32];
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (!have_dummy(_metadata))
+		return;
+	snprintf(rps_map, sizeof(rps_map), "/sys/class/net/%s/queues/rx-0/rps_cpus", TI_DUMMY);
+	rps_isolated_cpu = cpu;
+	ASSERT_EQ(0, dummy_link(TI_DUMMY, 1));
+	if (access(rps_map, W_OK)) {
+		dummy_link(TI_DUMMY, 0);
+		SKIP(return, "no %s (CONFIG_RPS)", rps_map);
+	}
+	snprintf(mask, sizeof(mask), "%lx", 1UL << hk);
+	EXPECT_EQ(0, write_file(rps_map, mask));
+	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, rps_map_write);
+	EXPECT_EQ(0, dummy_link(TI_DUMMY, 0));
 }
 
 TEST_HARNESS_MAIN
