@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <linux/if_link.h>
 #include <linux/membarrier.h>
+#include <linux/perf_event.h>
 #include <linux/netlink.h>
 #include <linux/prctl.h>
 #include <linux/rtnetlink.h>
@@ -3099,6 +3100,49 @@ TEST(rps_map_while_isolated)
 	EXPECT_EQ(0, write_file(rps_map, mask));
 	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, rps_map_write);
 	EXPECT_EQ(0, dummy_link(TI_DUMMY, 0));
+}
+
+/*
+ * A perf event in frequency mode, as `perf record` opens by default, on
+ * a housekeeping CPU: it needs the tick where it counts, and nowhere else.
+ * The event lives for 50 ms of CPU time and must count.
+ */
+static int perf_freq_event(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = 100,
+	};
+	struct timespec t0, t;
+	long long count = 0;
+	int fd;
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -1;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 50000000L);
+	if (read(fd, &count, sizeof(count)) != sizeof(count))
+		count = 0;
+	close(fd);
+	return count > 0 ? 0 : -1;
+}
+
+TEST(perf_freq_event_while_isolated)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (perf_freq_event())
+		SKIP(return, "no software perf events (CONFIG_PERF_EVENTS): %s",
+		     strerror(errno));
+	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, perf_freq_event);
 }
 
 TEST_HARNESS_MAIN
