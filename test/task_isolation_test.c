@@ -3,11 +3,11 @@
  * Selftests for task isolation: prctl(PR_TASK_ISOLATION).
  *
  * Needs a kernel with CONFIG_TASK_ISOLATION booted with
- * "isolcpus=nohz,domain,LIST nohz_full=LIST" and, for the tests that wait
- * for a quiet CPU, the deadline fair server disabled on LIST (see
- * Documentation/userspace-api/task_isolation.rst); tools/boot-test.sh of
- * the task isolation tree sets all of it up.  Tests that need an isolated
- * CPU are skipped without one.
+ * "isolcpus=nohz,domain,LIST nohz_full=LIST", and nothing else: no boot
+ * option, debugfs knob or sysctl (see
+ * Documentation/userspace-api/task_isolation.rst).  tools/boot-test.sh of
+ * the task isolation tree boots one.  Tests that need an isolated CPU are
+ * skipped without one.
  *
  * While isolated, a test may not make a syscall (that would end
  * isolation): it spins on memory shared with a helper until it is told to
@@ -2734,7 +2734,7 @@ TEST(mce_poll_paused_while_isolated)
  */
 TEST(clocksource_watchdog_skips_isolated)
 {
-	int iso[MAX_CPUS], n_iso, visits = 0, on_isolated = 0, i;
+	int iso[MAX_CPUS], n_iso, visits = 0, on_isolated = 0, i, wait_ms;
 	char line[512], bad[512] = "";
 	FILE *f;
 
@@ -2747,7 +2747,9 @@ TEST(clocksource_watchdog_skips_isolated)
 		SKIP(return, "no timer trace events");
 	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
 	ASSERT_EQ(0, write_file(TRACEFS "events/timer/timer_start/enable", "1"));
-	sleep(4);	/* a visit every 0.5 s */
+	/* A visit every 0.5 s, in CPU order: twice round all online CPUs */
+	wait_ms = 1000 * sysconf(_SC_NPROCESSORS_ONLN) + 1000;
+	usleep(wait_ms * 1000);
 	write_file(TRACEFS "events/timer/timer_start/enable", "0");
 	f = fopen(TRACEFS "trace", "r");
 	ASSERT_TRUE(!!f);
@@ -2770,7 +2772,7 @@ TEST(clocksource_watchdog_skips_isolated)
 		SKIP(return, "no clocksource watchdog runs (no clocksource needs one)");
 	EXPECT_EQ(0, on_isolated) TH_LOG("%d of %d visits on isolated CPUs: %s",
 					 on_isolated, visits, bad);
-	TH_LOG("%d watchdog visits in 4 s, none on an isolated CPU", visits);
+	TH_LOG("%d watchdog visits in %d ms, none on an isolated CPU", visits, wait_ms);
 }
 
 /* Read @path to its end; 0 if that worked. */
@@ -3143,6 +3145,82 @@ TEST(perf_freq_event_while_isolated)
 		SKIP(return, "no software perf events (CONFIG_PERF_EVENTS): %s",
 		     strerror(errno));
 	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, perf_freq_event);
+}
+
+/* ---- trace buffer resize --------------------------------------------- */
+
+static int resize_cpus[2];	/* isolated, housekeeping */
+static long resize_last;
+
+/* -1 if unreadable; the first number of a buffer_size_kb file */
+static long buffer_kb(int cpu)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), TRACEFS "per_cpu/cpu%d/buffer_size_kb", cpu);
+	return read_long(path);
+}
+
+/*
+ * Resize every CPU's trace buffer, alternating between two sizes: the
+ * isolated CPU's buffer must have the new size, the housekeeping CPU's.
+ */
+static int resize_trace_buffers(void)
+{
+	static int kb = 1400;
+	long iso, hk;
+	char buf[16];
+
+	kb = kb == 1400 ? 1800 : 1400;
+	snprintf(buf, sizeof(buf), "%d", kb);
+	if (write_file(TRACEFS "buffer_size_kb", buf))
+		return -1;
+	iso = buffer_kb(resize_cpus[0]);
+	hk = buffer_kb(resize_cpus[1]);
+	if (iso <= 0 || iso != hk || iso == resize_last)
+		return -1;
+	resize_last = iso;
+	return 0;
+}
+
+/*
+ * Resizing the trace buffers updates each CPU's buffer on that CPU, from a
+ * kworker, except a nohz_full CPU in user space, whose buffer is updated
+ * from the resizing CPU while recording there is fenced off.  The new size
+ * is in effect, and the CPU records again once isolation has ended.
+ */
+TEST(trace_buffer_resize_while_isolated)
+{
+	char marker[64], needle[32], line[512], before[32];
+	int cpu, hk, status;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access(TRACEFS "buffer_size_kb", W_OK))
+		SKIP(return, "no tracefs");
+	resize_cpus[0] = cpu;
+	resize_cpus[1] = hk;
+	resize_last = buffer_kb(cpu);
+	snprintf(before, sizeof(before), "%ld", buffer_kb(hk));
+	ASSERT_EQ(0, write_file(TRACEFS "tracing_on", "1"));
+	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, resize_trace_buffers);
+
+	/* A process on the formerly isolated CPU writes a trace marker */
+	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
+	snprintf(marker, sizeof(marker), "ti-resized-%d", getpid());
+	pid = fork_child();
+	if (pid == 0)
+		_exit(pin(cpu) || write_file(TRACEFS "trace_marker", marker) ? 1 : 0);
+	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("trace_marker from cpu %d: status %#x", cpu, status);
+	EXPECT_TRUE(file_contains(TRACEFS "trace", marker, line, sizeof(line)))
+		TH_LOG("cpu %d does not record after the resize", cpu);
+	snprintf(needle, sizeof(needle), "[%03d]", cpu);
+	EXPECT_TRUE(!!strstr(line, needle)) TH_LOG("marker not from cpu %d: '%s'", cpu, line);
+	write_file(TRACEFS "buffer_size_kb", before);
 }
 
 TEST_HARNESS_MAIN
