@@ -754,7 +754,11 @@ static void *helper_fn(void *arg)
 		h->ret = write(h->pipe_w, "x", 1) == 1 ? 0 : -1;
 		break;
 	case POSIX_CPU_TIMER: {
-		struct sigevent sev = { .sigev_notify = SIGEV_NONE };
+		/* A SIGEV_NONE CPU-time timer is never armed: it must signal */
+		struct sigevent sev = {
+			.sigev_notify = SIGEV_SIGNAL,
+			.sigev_signo = SIGURG,	/* ignored by default, if ever */
+		};
 		struct itimerspec its = { .it_value.tv_sec = 3600 };
 		timer_t timer;
 
@@ -1143,6 +1147,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
 	for (i = 0; i < 30000 && !sh->entering; i++)
 		usleep(1000);
+	ASSERT_TRUE(sh->entering) TH_LOG("the child never got to its prctl()");
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -3046,13 +3051,29 @@ static int queue_rcu_callbacks(struct shared *sh)
  */
 TEST(netns_teardown_while_isolated)
 {
+	pid_t hammer;
 	int cpu, hk;
 
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
 	if (netns_add_del())
 		SKIP(return, "cannot create a network namespace (CONFIG_NET_NS)");
+	/*
+	 * Teardowns back to back from before the prctl() on, so that an
+	 * rcu_barrier() runs while the callbacks queued just before it
+	 * would still be there, were they not waited for.
+	 */
+	hammer = fork_child();
+	if (hammer == 0) {
+		if (pin(hk))
+			_exit(2);
+		for (;;)
+			netns_add_del();
+	}
+	ASSERT_LT(0, hammer) TH_LOG("fork: %s", strerror(errno));
 	hold_isolated(_metadata, cpu, hk, 3, NULL, queue_rcu_callbacks, netns_add_del);
+	kill(hammer, SIGKILL);
+	waitpid(hammer, NULL, 0);
 }
 
 static char rps_map[128];
@@ -3061,7 +3082,8 @@ static int rps_isolated_cpu;
 /* Steer to every CPU; the kernel keeps only housekeeping CPUs in the map. */
 static int rps_map_write(void)
 {
-	unsigned long all = (1UL << sysconf(_SC_NPROCESSORS_ONLN)) - 1, map = 0;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned long all = n >= 64 ? ~0UL : (1UL << n) - 1, map = 0;
 	char buf[64];
 	FILE *f;
 
@@ -3107,32 +3129,37 @@ TEST(rps_map_while_isolated)
 /*
  * A perf event in frequency mode, as `perf record` opens by default, on
  * a housekeeping CPU: it needs the tick where it counts, and nowhere else.
- * The event lives for 50 ms of CPU time and must count.
+ * Page faults, not a clock: the kernel turns a cpu-clock or task-clock
+ * event into a fixed period at once, so that one never counts as a
+ * frequency event.  The event must count the faults of 64 new pages.
  */
 static int perf_freq_event(void)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
 		.freq = 1,
 		.sample_freq = 100,
 	};
-	struct timespec t0, t;
 	long long count = 0;
-	int fd;
+	char *p;
+	int fd, i;
 
 	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
 	if (fd < 0)
 		return -1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-	do
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 50000000L);
+	p = mmap(NULL, 64 * 4096, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p != MAP_FAILED) {
+		for (i = 0; i < 64; i++)
+			p[i * 4096] = 1;
+		munmap(p, 64 * 4096);
+	}
 	if (read(fd, &count, sizeof(count)) != sizeof(count))
 		count = 0;
 	close(fd);
-	return count > 0 ? 0 : -1;
+	return count >= 64 ? 0 : -1;
 }
 
 TEST(perf_freq_event_while_isolated)
