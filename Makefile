@@ -8,12 +8,15 @@ BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
 ARCHES := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { print $$1 }')
 ARCH ?= $(firstword $(ARCHES))
 CONFIG ?= default
+# make stress: seconds of entering and leaving isolation, then of one hold
+STRESS ?= 300
+HOLD ?= 600
 export BUILD FORCE SUBMITTER SEND
 
 .DEFAULT_GOAL := all
 .PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
 	check-arm check-debug check-workflow patches checkpatch recipients send am-check \
-	bisect-check selftest-check bench clean
+	bisect-check selftest-check bench stress clean
 
 all: deps tree patches ## the main job: pinned tree, series replayed, exported as mail
 
@@ -85,6 +88,11 @@ bench: deps tree ## benchmark: the series vs stock 6.12, quality and cost (QUICK
 
 check-debug: deps tree ## debug kernels (lockdep, KASAN, noinstr objtool) boot-tested on every architecture
 	tools/check-debug.sh $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)")
+
+stress: deps tree ## ARCH's kernel under stress for STRESS s, then one isolated task held HOLD s under load
+	$(MAKE) kernel
+	$(MAKE) rootfs
+	tools/boot-test.sh --arch $(ARCH) --config $(CONFIG) --stress $(STRESS) --stress-hold $(HOLD)
 
 check-arm: deps tree ## only the 32-bit arm boot test
 	$(MAKE) boot-check ARCH=arm

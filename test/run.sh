@@ -8,9 +8,20 @@
 # is not on the disk), then each --extra program as a test of its own
 # (exit 0 = pass, 4 = skip, anything else = fail).
 cd "$(dirname "$0")" || exit 1
-. ./ti.conf	# ISOLATE=<cpulist> ISOLATE_EXPANDED=<cpu,...> HOLD=<seconds> SUITE=0|1, by boot-test.sh
+. ./ti.conf	# ISOLATE=<cpulist> ISOLATE_EXPANDED=<cpu,...> HOLD=<seconds> SUITE=0|1
+		# STRESS=<seconds> STRESS_HOLD=<seconds>, by boot-test.sh
 export TI_HOLD_SECONDS="${HOLD:-10}"
 SUITE=${SUITE:-1}
+STRESS=${STRESS:-0}
+# The suite's stress.* tests run only in stress mode, and then alone; the
+# 32-bit build of the suite (task_isolation_test32, where the architecture
+# has a 32-bit user space) runs its prctl fuzz.
+if [ "$STRESS" -gt 0 ]; then
+	export TI_STRESS_SECONDS="$STRESS" TI_STRESS_HOLD_SECONDS="${STRESS_HOLD:-$STRESS}"
+	suite_args="-f stress"
+else
+	suite_args="-F stress"
+fi
 
 # Keep kernel messages off the console while KTAP is printed; they are
 # dumped after the results, and the console log level is restored before
@@ -44,6 +55,9 @@ progs=""
 if [ -x ./task_isolation_test ] || [ "$SUITE" = 1 ]; then
 	progs="task_isolation_test"
 fi
+if [ -x ./task_isolation_test32 ] && [ "$STRESS" = 0 ]; then
+	progs="$progs task_isolation_test32"
+fi
 for p in extra/*; do
 	[ -f "$p" ] && progs="$progs $p"
 done
@@ -72,7 +86,12 @@ for p in $progs; do
 	i=$((i + 1))
 	name=$(basename "$p")
 	rcfile=/tmp/rc.$i
-	if [ "$name" = task_isolation_test ]; then
+	case $name in
+	task_isolation_test) args=$suite_args ;;
+	task_isolation_test32) args="-f prctl_fuzz" ;;
+	*) args="" ;;
+	esac
+	if [ "$name" = task_isolation_test ] || [ "$name" = task_isolation_test32 ]; then
 		if [ ! -x ./"$p" ]; then
 			echo "# $p: not on the test disk"
 			echo "not ok $i $name # missing"
@@ -80,7 +99,8 @@ for p in $progs; do
 		fi
 		# The harness prints TAP 13 / KTAP: nest it as a subtest, named
 		# as KTAP wants (so that a short run is seen as short).
-		{ ./"$p" 2>&1; echo $? >"$rcfile"; } |
+		# shellcheck disable=SC2086 # $args: options, split on purpose
+		{ ./"$p" $args 2>&1; echo $? >"$rcfile"; } |
 			sed -u -e 's/^/  /' -e "s/^  TAP version [0-9]*\$/&\\n  # Subtest: $name/"
 	else
 		{ ./"$p" 2>&1; echo $? >"$rcfile"; } | sed -u 's/^/# /'

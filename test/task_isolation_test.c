@@ -3251,6 +3251,356 @@ TEST(trace_buffer_resize_while_isolated)
 	write_file(TRACEFS "buffer_size_kb", before);
 }
 
+/* ---- CPU hotplug and the system freezer ------------------------------- */
+
+/* The CPU @pid last ran on (field 39 of /proc/PID/stat), or -1. */
+static int task_cpu(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	int i, cpu = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');	/* the name may hold spaces */
+		for (i = 2; p && i < 39; i++)
+			p = strchr(p + 1, ' ');
+		if (p && sscanf(p + 1, "%d", &cpu) != 1)
+			cpu = -1;
+	}
+	fclose(f);
+	return cpu;
+}
+
+static char online_path[64];
+
+static int set_online(int on)
+{
+	return write_file(online_path, on ? "1" : "0");
+}
+
+/* The teardown brings the CPU back, whatever the test did. */
+FIXTURE(hotplug) {
+	int cpu, hk;
+};
+
+FIXTURE_SETUP(hotplug)
+{
+	self->cpu = -1;
+	if (!test_cpus(_metadata, &self->cpu, &self->hk))
+		return;
+	snprintf(online_path, sizeof(online_path), SYSFS_CPU "cpu%d/online", self->cpu);
+	if (access(online_path, W_OK))
+		SKIP(return, "cpu %d cannot go offline (CONFIG_HOTPLUG_CPU)", self->cpu);
+}
+
+FIXTURE_TEARDOWN(hotplug)
+{
+	if (self->cpu >= 0 && online_path[0] && read_long(online_path) == 0)
+		set_online(1);
+}
+
+/*
+ * Taking the CPU of an isolated task offline moves the task away: that is
+ * an interruption it did not ask for, so it gets the isolation signal, the
+ * log names the cause, and it runs on elsewhere.  The CPU comes back and
+ * can be isolated again.
+ */
+TEST_F_TIMEOUT(hotplug, offline_isolated_cpu, 120)
+{
+	struct shared *sh = shared_page();
+	char needle[128], rec[1024], state[64];
+	int status, i, kmsg, where;
+	pid_t pid;
+
+	ASSERT_TRUE(!!sh);
+	sh->spin_after_loss = 1;
+	sleep(6);	/* a fresh window of the log line's rate limit */
+	pid = start_isolated(_metadata, self->cpu, self->hk, sh, NULL);
+	kmsg = kmsg_open();
+	ASSERT_EQ(0, set_online(0)) TH_LOG("offlining cpu %d: %s", self->cpu, strerror(errno));
+	for (i = 0; i < 10000 && !sh->handler; i++)
+		usleep(1000);
+	EXPECT_EQ(SIGUSR1, sh->handler) TH_LOG("no isolation signal when cpu %d went offline",
+					       self->cpu);
+	/* It spins on, somewhere else */
+	i = sh->spins;
+	usleep(100000);
+	EXPECT_NE(i, sh->spins) TH_LOG("the task does not run after its cpu went offline");
+	where = task_cpu(pid);
+	EXPECT_NE(self->cpu, where) TH_LOG("still on cpu %d", where);
+	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
+	snprintf(needle, sizeof(needle),
+		 "/%d/%d (cpu %d): task_isolation lost due to CPU going offline by ",
+		 pid, pid, self->cpu);
+	EXPECT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec)))
+		TH_LOG("no log line '%s'", needle);
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
+		TH_LOG("status %#x", status);
+
+	/* Back online, the CPU isolates a task again */
+	ASSERT_EQ(0, set_online(1)) TH_LOG("onlining cpu %d: %s", self->cpu, strerror(errno));
+	hold_isolated(_metadata, self->cpu, self->hk, 2, NULL, NULL, NULL);
+}
+
+/*
+ * Suspend freezes every user task with the freezer's fake signal; with
+ * pm_test set to "freezer" the kernel freezes, waits and thaws without
+ * suspending anything.  The freezer is something the task notices:
+ * isolation ends quietly, without the isolation signal, and the task runs
+ * on after the thaw.  The loss is reported by the freezing CPU, as the
+ * reschedule IPI of the fake signal's wake-up.
+ */
+TEST(suspend_freezer)
+{
+	struct shared *sh = shared_page();
+	char needle[96], state[64], rec[1024] = "";
+	int status, kmsg, kmsg2, spins, cpu, hk;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/sys/power/pm_test", W_OK) ||
+	    !file_contains("/sys/power/state", "freeze", NULL, 0))
+		SKIP(return, "no suspend test mode (CONFIG_SUSPEND, CONFIG_PM_DEBUG)");
+	ASSERT_TRUE(!!sh);
+	sleep(6);	/* a fresh window of the log line's rate limit */
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	kmsg = kmsg_open();
+	kmsg2 = kmsg_open();
+	ASSERT_EQ(0, write_file("/sys/power/pm_test", "freezer"));
+	/* Freezes, waits (pm_test_delay, 5 s), thaws, then returns */
+	EXPECT_EQ(0, write_file("/sys/power/state", "freeze"))
+		TH_LOG("suspend to idle, test mode freezer: %s", strerror(errno));
+	write_file("/sys/power/pm_test", "none");
+	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
+	spins = sh->spins;
+	usleep(100000);
+	EXPECT_NE(spins, sh->spins) TH_LOG("the task does not run after the thaw");
+	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
+		 pid, pid, cpu);
+	EXPECT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec)))
+		TH_LOG("no log line '%s': did the freezer reach the task?", needle);
+	EXPECT_TRUE(kmsg_find(kmsg2, "Freezing user space processes", NULL, 0))
+		TH_LOG("the freezer did not run");
+	TH_LOG("%s", rec);
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("status %#x (5: the isolation signal came)", status);
+	EXPECT_EQ(0, sh->handler);
+}
+
+/* ---- bad input: prctl() with random arguments ------------------------- */
+
+/*
+ * What a fuzzing child found wrong, for the parent to report: the first
+ * unexpected outcome, as text.
+ */
+struct fuzz {
+	atomic_int calls, enabled, signalled, done;
+	char what[256];
+};
+
+static atomic_int fuzz_sig;
+
+static void fuzz_handler(int sig)
+{
+	fuzz_sig = sig;
+}
+
+static unsigned long long fuzz_rand(unsigned long long *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* An argument: mostly 0 or valid flags, sometimes any bits at all. */
+static unsigned long fuzz_flags(unsigned long long *x)
+{
+	unsigned long long r = fuzz_rand(x);
+
+	switch (r & 7) {
+	case 0:
+		return 0;
+	case 1:
+	case 2:
+	case 3:	/* enable, with a signal number 0..127 (65..127 invalid) */
+		return PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(r >> 8);
+	case 4:	/* a signal, not enabled */
+		return PR_TASK_ISOLATION_SET_SIG(r >> 8);
+	case 5:	/* one bit anywhere */
+		return 1UL << ((r >> 8) % (8 * sizeof(long)));
+	default:
+		return (unsigned long)(r >> 3);
+	}
+}
+
+static unsigned long fuzz_unused(unsigned long long *x)
+{
+	unsigned long long r = fuzz_rand(x);
+
+	return (r & 15) ? 0 : (unsigned long)(r >> 4);
+}
+
+/* Is this a 32-bit task on a 64-bit kernel? */
+static int compat_task(void)
+{
+	struct utsname u;
+
+	return sizeof(long) == 4 && !uname(&u) &&
+	       (!strcmp(u.machine, "x86_64") || !strcmp(u.machine, "aarch64"));
+}
+
+#define FUZZ_FAIL(fz, ...) do {						\
+		snprintf((fz)->what, sizeof((fz)->what), __VA_ARGS__);	\
+		_exit(1);						\
+	} while (0)
+
+/*
+ * In a child pinned to @cpu: @calls prctl()s with random arguments.  Only
+ * 0, EINVAL and EAGAIN may come back; an enabling call that succeeds must
+ * have had valid flags, may be left with prctl(PR_TASK_ISOLATION, 0) (no
+ * signal) or ended by another syscall (its own signal, once).  After each
+ * call PR_GET_TASK_ISOLATION returns what the last successful call set
+ * (without the enable bit once isolation ended) and /proc agrees.
+ */
+static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
+		       unsigned long long seed)
+{
+	unsigned long a2, a3, a4, a5, want = 0;
+	char state[64], flags[32];
+	struct sigaction sa = { .sa_handler = fuzz_handler };
+	int sig, ret, err, get;
+
+	if (pin(cpu) || prefault())
+		FUZZ_FAIL(fz, "cannot pin to cpu %d or lock memory", cpu);
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig < 65; sig++)
+		sigaction(sig, &sa, NULL);	/* not all take: see below */
+	for (; fz->calls < calls; fz->calls++) {
+		a2 = fuzz_flags(&seed);
+		a3 = fuzz_unused(&seed);
+		a4 = fuzz_unused(&seed);
+		a5 = fuzz_unused(&seed);
+		sig = PR_TASK_ISOLATION_GET_SIG(a2);
+		fuzz_sig = 0;
+		ret = prctl(PR_TASK_ISOLATION, a2, a3, a4, a5);
+		err = errno;
+		if (ret && err != EINVAL && err != EAGAIN)
+			FUZZ_FAIL(fz, "prctl(%#lx, %#lx, %#lx, %#lx): %s", a2, a3, a4, a5,
+				  strerror(err));
+		if (ret == 0 && (a3 || a4 || a5 || (a2 & ~(unsigned long)
+		    (PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(0x7f))) || sig > 64))
+			FUZZ_FAIL(fz, "prctl(%#lx, %#lx, %#lx, %#lx) accepted", a2, a3, a4, a5);
+		if (ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE) && compat_task())
+			FUZZ_FAIL(fz, "a 32-bit task enabled isolation (%#lx)", a2);
+		if (ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE) && !may_isolate)
+			FUZZ_FAIL(fz, "isolation enabled on housekeeping cpu %d (%#lx)", cpu, a2);
+		if (ret == 0)
+			want = a2;
+		if (ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE)) {
+			struct sigaction old;
+
+			fz->enabled++;
+			/* Isolated now.  End it with another syscall, when the signal can be caught */
+			if (sig && sig != SIGKILL && sig != SIGSTOP &&
+			    !sigaction(sig, NULL, &old) && old.sa_handler == fuzz_handler &&
+			    (fuzz_rand(&seed) & 3) == 0) {
+				getppid();
+				if (fuzz_sig != sig)
+					FUZZ_FAIL(fz, "isolation (%#lx) ended by a syscall: signal %d, not %d",
+						  a2, fuzz_sig, sig);
+				fz->signalled++;
+			} else if (prctl(PR_TASK_ISOLATION, 0, 0, 0, 0)) {
+				FUZZ_FAIL(fz, "leaving isolation: %s", strerror(errno));
+			} else {
+				want = 0;
+			}
+			want &= ~(unsigned long)PR_TASK_ISOLATION_ENABLE;
+		}
+		if (fuzz_sig && !(ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE)))
+			FUZZ_FAIL(fz, "signal %d after prctl(%#lx, %#lx, %#lx, %#lx) = %d",
+				  fuzz_sig, a2, a3, a4, a5, ret);
+		a3 = fuzz_unused(&seed);
+		get = prctl(PR_GET_TASK_ISOLATION, a3, 0, 0, 0);
+		if (a3 && (get != -1 || errno != EINVAL))
+			FUZZ_FAIL(fz, "PR_GET_TASK_ISOLATION(%#lx): %d, not EINVAL", a3, get);
+		if (a3)
+			get = prctl(PR_GET_TASK_ISOLATION, 0, 0, 0, 0);
+		if (get != (int)want)
+			FUZZ_FAIL(fz, "PR_GET_TASK_ISOLATION: %#x, not %#lx (last: %#lx = %d)",
+				  get, want, a2, ret);
+		ti_state(getpid(), state, sizeof(state));
+		if (status_line(getpid(), "Task_isolation_flags:\t", flags, sizeof(flags)))
+			flags[0] = 0;
+		if (strtol(flags, NULL, 0) != get || !flags[0] || strcmp(state, "off"))
+			FUZZ_FAIL(fz, "/proc says '%s', flags '%s'; PR_GET_TASK_ISOLATION %#x",
+				  state, flags, get);
+	}
+	fz->done = 1;
+	_exit(0);
+}
+
+static void fuzz_on(struct __test_metadata *_metadata, int cpu, int calls)
+{
+	struct fuzz *fz = shared_page();
+	unsigned long long seed;
+	int status;
+	pid_t pid;
+
+	ASSERT_TRUE(!!fz);
+	seed = (unsigned long long)time(NULL) * 2654435761ULL + cpu + 1;
+	TH_LOG("cpu %d, %d calls, seed %llu%s", cpu, calls, seed,
+	       compat_task() ? ", a 32-bit task" : "");
+	pid = fork_child();
+	if (pid == 0)
+		fuzz_child(fz, cpu, cpu == first_isolated_cpu(), calls, seed);
+	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0 && fz->done)
+		TH_LOG("call %d: %s (status %#x)", fz->calls, fz->what, status);
+	TH_LOG("%d calls, %d enabled isolation, %d ended by a syscall's signal",
+	       fz->calls, fz->enabled, fz->signalled);
+	if (cpu == first_isolated_cpu() && !compat_task())
+		EXPECT_LT(0, fz->enabled) TH_LOG("no call enabled isolation");
+}
+
+FIXTURE(prctl_fuzz) {
+	int cpu, hk;
+};
+
+FIXTURE_SETUP(prctl_fuzz)
+{
+	self->cpu = first_isolated_cpu();
+	self->hk = housekeeping_cpu();
+	if (self->cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (self->hk < 0)
+		SKIP(return, NO_HOUSEKEEPING_CPU);
+}
+
+FIXTURE_TEARDOWN(prctl_fuzz)
+{
+}
+
+TEST_F(prctl_fuzz, isolated_cpu)
+{
+	fuzz_on(_metadata, self->cpu, 3000);
+}
+
+TEST_F(prctl_fuzz, housekeeping_cpu)
+{
+	fuzz_on(_metadata, self->hk, 3000);
+}
+
 /* ---- all of it at once ----------------------------------------------- */
 
 static int (*const disturbers[])(void) = {
@@ -3315,6 +3665,364 @@ TEST_F_TIMEOUT(long_hold, every_disturber_while_isolated, 300)
 	EXPECT_GT(1000, enter_ms) TH_LOG("entering isolation took %ld ms", enter_ms);
 	if (have_rps || !access("/sys/class/net/tirps0", F_OK))
 		EXPECT_EQ(0, dummy_link("tirps0", 0));
+	TH_LOG("entered in %ld ms", enter_ms);
+}
+
+/* ---- stress mode: TI_STRESS_SECONDS (tools/boot-test.sh --stress S) ---- */
+
+#define STRESS_ACTIONS	9
+
+static const char *const stress_action_names[STRESS_ACTIONS] = {
+	"fork+exec", "SIGUSR2", "SIGSTOP/SIGCONT", "ptrace attach", "affinity",
+	"static key", "netdev add/del", "trace buffer resize", "SIGKILL",
+};
+
+/* One isolated CPU's worker, respawned in place when it is killed. */
+struct worker {
+	atomic_int cycles, signals, einval, eagain, stop, failed;
+	pid_t pid;
+	int cpu;
+	char what[160];
+};
+
+struct stress {
+	struct worker w[MAX_CPUS];
+	int n, hk;
+	int done[STRESS_ACTIONS], unavailable[STRESS_ACTIONS];
+	unsigned long long x;
+	int kb;
+};
+
+static atomic_int worker_sig;
+
+static void worker_handler(int sig)
+{
+	worker_sig = sig;
+}
+
+#define WORKER_FAIL(w, ...) do {					\
+		snprintf((w)->what, sizeof((w)->what), __VA_ARGS__);	\
+		(w)->failed = 1;					\
+		_exit(1);						\
+	} while (0)
+
+/*
+ * Enter isolation on the worker's CPU, spin in user space for a random
+ * while, leave; again until told to stop.  A signal (the isolation
+ * signal SIGUSR1, or a disturber's SIGUSR2) ends a round early; EINVAL
+ * means a disturber moved the task: back home.
+ */
+static void stress_worker(struct worker *w, unsigned long long x)
+{
+	struct sigaction sa = { .sa_handler = worker_handler };
+	unsigned long long i, n;
+	int ret;
+
+	sigemptyset(&sa.sa_mask);
+	if (pin(w->cpu) || sigaction(SIGUSR1, &sa, NULL) ||
+	    sigaction(SIGUSR2, &sa, NULL) || prefault())
+		WORKER_FAIL(w, "setup on cpu %d: %s", w->cpu, strerror(errno));
+	while (!w->stop) {
+		worker_sig = 0;
+		ret = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+		if (ret == -EINVAL) {
+			w->einval++;
+			if (pin(w->cpu))
+				WORKER_FAIL(w, "back to cpu %d: %s", w->cpu, strerror(errno));
+			continue;
+		}
+		if (ret == -EAGAIN) {
+			w->eagain++;
+			continue;
+		}
+		if (ret)
+			WORKER_FAIL(w, "prctl(ENABLE) on cpu %d: %s", w->cpu, strerror(-ret));
+		n = 1000 + fuzz_rand(&x) % 4000000;
+		for (i = 0; i < n && !worker_sig && !w->stop; i++)
+			__asm__ __volatile__("" ::: "memory");
+		if (worker_sig) {
+			w->signals++;
+			continue;
+		}
+		if (ti_set(0))
+			WORKER_FAIL(w, "prctl(0) on cpu %d: %s", w->cpu, strerror(errno));
+		w->cycles++;
+	}
+	_exit(0);
+}
+
+static pid_t spawn_worker(struct stress *st, struct worker *w)
+{
+	pid_t pid = fork_child();
+
+	if (pid == 0)
+		stress_worker(w, fuzz_rand(&st->x));
+	w->pid = pid;
+	return pid;
+}
+
+static int fork_exec_true(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		execl("/bin/true", "true", NULL);
+		_exit(127);
+	}
+	return pid > 0 && waitpid(pid, &status, 0) == pid &&
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+/* Stop @pid with @sig (SIGSTOP, or a ptrace interrupt) and see it stop. */
+static int stop_cont(pid_t pid)
+{
+	int status;
+
+	if (kill(pid, SIGSTOP) || waitpid(pid, &status, WUNTRACED) != pid ||
+	    !WIFSTOPPED(status))
+		return -1;
+	usleep(2000);
+	if (kill(pid, SIGCONT) || waitpid(pid, &status, WCONTINUED) != pid ||
+	    !WIFCONTINUED(status))
+		return -1;
+	return 0;
+}
+
+static int ptrace_attach_detach(pid_t pid)
+{
+	int status;
+
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0) ||
+	    ptrace(PTRACE_INTERRUPT, pid, 0, 0) ||
+	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
+		return -1;
+	return ptrace(PTRACE_DETACH, pid, 0, 0) ? -1 : 0;
+}
+
+/* Enabling a trace event patches text: a static key flips, twice. */
+static int toggle_static_key(void)
+{
+	const char *ev = TRACEFS "events/sched/sched_process_exec/enable";
+
+	return write_file(ev, "1") || write_file(ev, "0") ? -1 : 0;
+}
+
+static int resize_buffer(struct stress *st)
+{
+	char buf[16];
+
+	st->kb = st->kb == 1400 ? 1800 : 1400;
+	snprintf(buf, sizeof(buf), "%d", st->kb);
+	return write_file(TRACEFS "buffer_size_kb", buf) ||
+	       read_long(TRACEFS "buffer_size_kb") != st->kb ? -1 : 0;
+}
+
+/*
+ * One disturbance from the housekeeping CPU: @action on a random worker
+ * (signals, ptrace and affinity) or on the system.  1: done, 0: this
+ * kernel lacks it, -1: it failed.
+ */
+static int stress_action(struct stress *st, int action, int *killed)
+{
+	struct worker *w = &st->w[fuzz_rand(&st->x) % st->n];
+	cpu_set_t set;
+	int status;
+
+	switch (action) {
+	case 0:
+		return fork_exec_true() ? -1 : 1;
+	case 1:
+		return kill(w->pid, SIGUSR2) ? -1 : 1;
+	case 2:
+		return stop_cont(w->pid) ? -1 : 1;
+	case 3:
+		return ptrace_attach_detach(w->pid) ? -1 : 1;
+	case 4:	/* off its CPU: its next prctl() fails with EINVAL */
+		CPU_ZERO(&set);
+		CPU_SET(st->hk, &set);
+		if (fuzz_rand(&st->x) & 1)
+			CPU_SET(w->cpu, &set);
+		return sched_setaffinity(w->pid, sizeof(set), &set) ? -1 : 1;
+	case 5:
+		if (access(TRACEFS "events/sched/sched_process_exec/enable", W_OK))
+			return 0;
+		return toggle_static_key() ? -1 : 1;
+	case 6:
+		if (dummy_link(TI_DUMMY, 1) == -EOPNOTSUPP)
+			return 0;
+		dummy_link(TI_DUMMY, 0);
+		return netdev_add_del() ? -1 : 1;
+	case 7:
+		if (access(TRACEFS "buffer_size_kb", W_OK))
+			return 0;
+		return resize_buffer(st) ? -1 : 1;
+	default:
+		if (kill(w->pid, SIGKILL) || waitpid(w->pid, &status, 0) != w->pid ||
+		    !WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			return -1;
+		(*killed)++;
+		return spawn_worker(st, w) > 0 ? 1 : -1;
+	}
+}
+
+static int stress_seconds(const char *name)
+{
+	const char *env = getenv(name);
+
+	return env ? atoi(env) : 0;
+}
+
+FIXTURE(stress) {
+	struct stress *st;
+	int seconds;
+};
+
+FIXTURE_SETUP(stress)
+{
+	int cpus[MAX_CPUS], i;
+
+	self->seconds = stress_seconds("TI_STRESS_SECONDS");
+	if (self->seconds <= 0)
+		SKIP(return, "stress mode only: TI_STRESS_SECONDS=S (tools/boot-test.sh --stress S)");
+	if (geteuid() != 0)
+		SKIP(return, NEEDS_ROOT);
+	self->st = mmap(NULL, sizeof(*self->st), PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->st != MAP_FAILED);
+	memset(self->st, 0, sizeof(*self->st));
+	self->st->n = isolated_cpus(cpus);
+	self->st->hk = housekeeping_cpu();
+	if (self->st->n < 1)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (self->st->hk < 0)
+		SKIP(return, NO_HOUSEKEEPING_CPU);
+	for (i = 0; i < self->st->n; i++)
+		self->st->w[i].cpu = cpus[i];
+	self->st->x = (unsigned long long)time(NULL) | 1;
+	self->st->kb = (int)read_long(TRACEFS "buffer_size_kb");
+}
+
+FIXTURE_TEARDOWN(stress)
+{
+}
+
+/*
+ * Every isolated CPU enters and leaves isolation in a loop while the
+ * housekeeping CPU forks and execs, sends signals (SIGUSR2, SIGSTOP and
+ * SIGCONT, SIGKILL), ptrace-attaches, moves the workers, flips a static
+ * key, adds and removes a network device and resizes the trace buffer.
+ * At the end every worker is accounted for (exited 0, or killed by the
+ * SIGKILL sent), no child is left, every CPU got through cycles, and the
+ * guest still forks and execs.  Splats are the boot test's to find.
+ */
+TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
+{
+	struct stress *st = self->st;
+	int i, a, r, status, killed = 0, failed = 0, round = 0;
+	time_t end = time(NULL) + self->seconds;
+
+	ASSERT_EQ(0, pin(st->hk));
+	for (i = 0; i < st->n; i++)
+		ASSERT_LT(0, spawn_worker(st, &st->w[i])) TH_LOG("fork: %s", strerror(errno));
+	while (time(NULL) < end && !failed) {
+		a = round++ % STRESS_ACTIONS;
+		r = stress_action(st, a, &killed);
+		if (r < 0) {
+			TH_LOG("round %d: %s failed: %s", round, stress_action_names[a],
+			       strerror(errno));
+			for (i = 0; i < st->n; i++)
+				if (st->w[i].failed)
+					TH_LOG("cpu %d: %s", st->w[i].cpu, st->w[i].what);
+			failed++;
+		}
+		st->done[a] += r > 0;
+		st->unavailable[a] += r == 0;
+		usleep(10000 + fuzz_rand(&st->x) % 20000);
+	}
+	for (i = 0; i < st->n; i++)
+		st->w[i].stop = 1;
+	for (i = 0; i < st->n; i++) {
+		struct worker *w = &st->w[i];
+
+		ASSERT_EQ(w->pid, waitpid(w->pid, &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("cpu %d: status %#x: %s", w->cpu, status, w->what);
+		EXPECT_LT(0, w->cycles) TH_LOG("cpu %d never completed a cycle", w->cpu);
+		TH_LOG("cpu %d: %d cycles, %d ended by a signal, %d moved away, %d gave up after EAGAIN",
+		       w->cpu, w->cycles, w->signals, w->einval, w->eagain);
+	}
+	EXPECT_EQ(0, failed);
+	EXPECT_EQ(-1, waitpid(-1, &status, WNOHANG)) TH_LOG("a child is left over");
+	EXPECT_EQ(ECHILD, errno);
+	EXPECT_EQ(0, fork_exec_true()) TH_LOG("cannot fork and exec after the stress");
+	for (a = 0; a < STRESS_ACTIONS; a++) {
+		TH_LOG("%-20s %d times%s", stress_action_names[a], st->done[a],
+		       st->unavailable[a] ? " (not in this kernel)" : "");
+		EXPECT_TRUE(st->done[a] || st->unavailable[a]);
+	}
+	TH_LOG("%d s, %d rounds, %d workers killed and respawned", self->seconds, round, killed);
+}
+
+/* A task on the housekeeping CPU for signals, ptrace and affinity. */
+static pid_t stress_victim;
+static struct stress *hold_st;
+
+/*
+ * Housekeeping load that must leave an isolated task alone: the stress
+ * actions aimed at another task (on the housekeeping CPU), minus those
+ * that must end isolation (a static key flips with text patching, which
+ * interrupts every CPU), plus every kernel-noise disturber in turn.
+ */
+static int housekeeping_stress(void)
+{
+	static const int actions[] = { 0, 1, 2, 3, 4, 6, 7 };
+	static unsigned int next;
+	struct stress *st = hold_st;
+	int a = actions[next % ARRAY_SIZE(actions)], r, killed = 0;
+
+	if (next++ & 1)
+		return every_disturber();
+	st->w[0].pid = stress_victim;
+	st->w[0].cpu = st->hk;	/* affinity: stays on housekeeping CPUs */
+	st->n = 1;
+	r = stress_action(st, a, &killed);
+	st->done[a] += r > 0;
+	return r < 0 ? -1 : 0;
+}
+
+/*
+ * One isolated task holds for TI_STRESS_HOLD_SECONDS (default: the
+ * stress time) under that load: no signal, no interrupt counted on its
+ * CPU, every disturber call succeeds.
+ */
+TEST_F_TIMEOUT(stress, hold_under_load, 7200)
+{
+	struct stress *st = self->st;
+	int hold = stress_seconds("TI_STRESS_HOLD_SECONDS") ?: self->seconds;
+	int cpu = st->w[0].cpu, a;
+	long enter_ms = -1;
+
+	ASSERT_EQ(0, pin(st->hk));
+	stress_victim = fork_child();
+	if (stress_victim == 0) {
+		if (pin(st->hk))
+			_exit(2);
+		signal(SIGUSR2, SIG_IGN);
+		for (;;)
+			usleep(1000);
+	}
+	ASSERT_LT(0, stress_victim) TH_LOG("fork: %s", strerror(errno));
+	hold_st = st;
+	resize_cpus[0] = cpu;
+	resize_cpus[1] = st->hk;
+	resize_last = buffer_kb(cpu);
+	hold_isolated(_metadata, cpu, st->hk, hold, &enter_ms, NULL, housekeeping_stress);
+	kill(stress_victim, SIGKILL);
+	waitpid(stress_victim, NULL, 0);
+	for (a = 0; a < STRESS_ACTIONS; a++)
+		if (st->done[a])
+			TH_LOG("%-20s %d times", stress_action_names[a], st->done[a]);
 	TH_LOG("entered in %ld ms", enter_ms);
 }
 

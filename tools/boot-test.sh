@@ -10,6 +10,7 @@ usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
                           [--config default|debug] [--cpus N] [--isolate LIST]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
                           [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
+                          [--stress S [--stress-hold S]]
 
 Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
@@ -17,7 +18,10 @@ disk made from test/ (built here for <arch>, statically), with N vCPUs
 (default 4): CPU 0 does housekeeping, LIST (default 1-<N-1>) is isolated
 with isolcpus=nohz,domain,LIST nohz_full=LIST (plus the bootargs of tools/arches, none today).
 The guest prints KTAP on the serial console; each --extra program (a C file
-is cross-compiled) runs as a test of its own: exit 0 pass, 4 skip.
+is cross-compiled) runs as a test of its own: exit 0 pass, 4 skip.  Where
+the architecture has a 32-bit user space (the compat column of
+tools/arches), the suite is also built for it and its prctl fuzz
+(prctl_fuzz.*) runs as task_isolation_test32.
 Nothing is built but the test programs: a missing kernel or rootfs is an
 error that names the make target to run.
 
@@ -33,6 +37,11 @@ Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<config>-<
 
 --hold S          how long the "isolation holds" tests spin (default 10)
 --no-suite        run only the --extra programs
+--stress S        stress mode: instead of the suite, its stress.* tests:
+                  S seconds of entering and leaving isolation on every
+                  isolated CPU under disturbance, then one task holding
+                  isolation for --stress-hold seconds (default S) under
+                  the housekeeping load that must leave it alone
 --allow-skip NAME let test NAME (e.g. state_visible, or an --extra
                   program's name) SKIP in this run; repeatable
 Exit codes: 0 passed, 1 failed, 2 usage, 3 missing tool, 5 missing input.
@@ -40,7 +49,7 @@ EOF
 }
 
 arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
-hold=10 suite=1 extras=() allow_skip=()
+hold=10 suite=1 extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -49,10 +58,12 @@ while [ $# -gt 0 ]; do
 	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
 	--isolate) need_value "$@"; isolate=$2; shift 2 ;;
 	--extra) need_value "$@"; extras+=("$2"); shift 2 ;;
-	--timeout) need_value "$@"; timeout=$2; shift 2 ;;
+	--timeout) need_value "$@"; timeout=$2; timeout_set=1; shift 2 ;;
 	--hang) need_value "$@"; hang=$2; shift 2 ;;
 	--hold) need_value "$@"; hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
+	--stress) need_value "$@"; stress=$2; shift 2 ;;
+	--stress-hold) need_value "$@"; stress_hold=$2; shift 2 ;;
 	--allow-skip) need_value "$@"; allow_skip+=(--allow-skip "$2"); shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) bad_usage "unknown option: $1" ;;
@@ -66,6 +77,18 @@ expanded=$(echo "$isolate" | tr ',' '\n' | while IFS=- read -r a b; do
 	seq "$a" "${b:-$a}"
 done | paste -sd, -)
 case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not isolate it" ;; esac
+for n in "$stress" "$stress_hold"; do
+	[[ $n =~ ^[0-9]+$ ]] || die $E_USAGE "--stress and --stress-hold take seconds, not '$n'"
+done
+if [ "$stress" -gt 0 ]; then
+	[ $suite = 1 ] || die $E_USAGE "--stress runs the suite's stress tests: not with --no-suite"
+	stress_hold=${stress_hold#0}
+	stress_hold=${stress_hold:-$stress}
+	# Both stress tests, the boot and some slack (TCG under a busy host)
+	[ $timeout_set = 1 ] || timeout=$((900 + stress + stress_hold))
+elif [ "$stress_hold" -gt 0 ]; then
+	die $E_USAGE "--stress-hold needs --stress"
+fi
 
 need_tools "$QEMU" mke2fs python3
 check_config "$variant"
@@ -78,8 +101,10 @@ objdir=$(dirname "$kernel")
 while [ ! -f "$objdir/.config" ] && [ "$objdir" != / ]; do objdir=$(dirname "$objdir"); done
 hdrs=$objdir/usr/include
 
-run=$BUILD/boot/$arch-$variant-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$run/disk/extra"
+mode=$variant
+[ "$stress" = 0 ] || mode=$variant-stress
+run=$BUILD/boot/$arch-$mode-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$run/disk/extra" "$run/compat"
 LOGDIR=$run
 start_log boot-test
 
@@ -91,6 +116,16 @@ if [ $suite = 1 ]; then
 	make -s -C "$TOP/test" CC="$cc" OUTPUT="$run/disk" KHDR_INCLUDES="-isystem $hdrs" \
 		SELFTESTS="$TREE/tools/testing/selftests" >"$run/test-build.log" 2>&1 ||
 		die $E_FAIL "the selftest suite does not build; see $run/test-build.log"
+	# The 32-bit build uses its own C library's kernel headers: those of
+	# a 64-bit kernel do not fit it (the suite defines what they lack).
+	if [ -n "$COMPAT_CROSS" ] && [ "$stress" = 0 ]; then
+		progress "building the selftest suite for $arch's 32-bit user space (${COMPAT_CROSS}gcc)"
+		need_tools "${COMPAT_CROSS}gcc"
+		make -s -C "$TOP/test" CC="${COMPAT_CROSS}gcc" OUTPUT="$run/compat" KHDR_INCLUDES= \
+			SELFTESTS="$TREE/tools/testing/selftests" >>"$run/test-build.log" 2>&1 &&
+			install -m 0755 "$run/compat/task_isolation_test" "$run/disk/task_isolation_test32" ||
+			die $E_FAIL "the 32-bit selftest suite does not build; see $run/test-build.log"
+	fi
 fi
 for x in "${extras[@]}"; do
 	[ -f "$x" ] || die $E_INPUT "--extra $x: no such file"
@@ -106,8 +141,8 @@ for x in "${extras[@]}"; do
 	esac
 done
 install -m 0755 "$TOP/test/run.sh" "$run/disk/run.sh"
-printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\nSUITE=%s\n' "$isolate" "$expanded" "$hold" "$suite" \
-	>"$run/disk/ti.conf"
+printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\nSUITE=%s\nSTRESS=%s\nSTRESS_HOLD=%s\n' \
+	"$isolate" "$expanded" "$hold" "$suite" "$stress" "$stress_hold" >"$run/disk/ti.conf"
 mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of the test disk failed"
 
 # 2. Boot.

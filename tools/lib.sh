@@ -402,16 +402,17 @@ arch_list() { arch_rows | awk '{ print $1 }'; }
 
 # arch_facts ARCH: set, from ARCH's row of tools/arches, KARCH (the kernel's
 # ARCH=), SRCARCH (its directory under arch/), CROSS (the compiler prefix,
-# empty for the host), IMAGE (the boot image, make target and path under
+# empty for the host), COMPAT_CROSS (that of its 32-bit user space, empty
+# for none), IMAGE (the boot image, make target and path under
 # arch/$SRCARCH/boot/), DEBARCH (Debian's name), QEMU, QEMU_MACHINE,
 # QEMU_CPU, CONSOLE, HOST_PKGS and GUEST_PKGS (space-separated) and BOOTARGS.
 arch_facts() {
 	local row name f
 	row=$(arch_rows | awk -v a="$1" '$1 == a')
 	[ -n "$row" ] || die $E_USAGE "unknown arch '$1' (tools/arches has: $(arch_list | paste -sd' ' -))"
-	read -r name KARCH SRCARCH CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE \
-		HOST_PKGS GUEST_PKGS BOOTARGS <<<"$row"
-	for f in KARCH SRCARCH CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS; do
+	read -r name KARCH SRCARCH CROSS COMPAT_CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU \
+		CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS <<<"$row"
+	for f in KARCH SRCARCH CROSS COMPAT_CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS; do
 		[ "${!f}" != - ] || printf -v "$f" '%s' ""
 	done
 	HOST_PKGS=${HOST_PKGS//,/ } GUEST_PKGS=${GUEST_PKGS//,/ }
