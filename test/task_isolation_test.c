@@ -1135,6 +1135,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	int irq_rows[2], sirq_rows[2];
 	int status, i, calls = 0, failed = 0;
 	struct timespec t0, t1;
+	long enter_s;
 	pid_t pid, load = 0;
 
 	ASSERT_TRUE(!!sh);
@@ -1151,16 +1152,20 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ASSERT_TRUE(wait_isolated(sh)) TH_LOG("child did not isolate");
 	clock_gettime(CLOCK_MONOTONIC, &t1);
+	enter_s = t1.tv_sec - t0.tv_sec;
 	if (enter_ms)
 		*enter_ms = (t1.tv_sec - t0.tv_sec) * 1000 +
 			    (t1.tv_nsec - t0.tv_nsec) / 1000000;
 	irq_rows[0] = cpu_counts("/proc/interrupts", cpu, irq_before, sizeof(irq_before));
 	sirq_rows[0] = cpu_counts("/proc/softirqs", cpu, sirq_before, sizeof(sirq_before));
 	if (disturb) {
-		for (i = 0; i < hold * 10; i++, calls++) {
+		/* Until the deadline: the calls themselves take time */
+		do {
 			failed += !!disturb();
+			calls++;
 			usleep(100000);
-		}
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+		} while (t1.tv_sec - t0.tv_sec < hold + enter_s);
 	} else {
 		sleep(hold);
 	}
@@ -3334,7 +3339,7 @@ TEST_F_TIMEOUT(hotplug, offline_isolated_cpu, 120)
 	EXPECT_NE(self->cpu, where) TH_LOG("still on cpu %d", where);
 	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
 	snprintf(needle, sizeof(needle),
-		 "/%d/%d (cpu %d): task_isolation lost due to CPU going offline by ",
+		 "/%d/%d (cpu %d): task_isolation lost due to CPU offline request by ",
 		 pid, pid, self->cpu);
 	EXPECT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec)))
 		TH_LOG("no log line '%s'", needle);
@@ -3403,7 +3408,7 @@ TEST(suspend_freezer)
  * unexpected outcome, as text.
  */
 struct fuzz {
-	atomic_int calls, enabled, signalled, done;
+	atomic_int calls, enabled, signalled, left, done;
 	char what[256];
 };
 
@@ -3478,13 +3483,14 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 	unsigned long a2, a3, a4, a5, want = 0;
 	char state[64], flags[32];
 	struct sigaction sa = { .sa_handler = fuzz_handler };
-	int sig, ret, err, get;
+	int sig, ret, err, get, catchable[65];
 
 	if (pin(cpu) || prefault())
 		FUZZ_FAIL(fz, "cannot pin to cpu %d or lock memory", cpu);
 	sigemptyset(&sa.sa_mask);
+	/* Not all take (SIGKILL, SIGSTOP, the C library's own) */
 	for (sig = 1; sig < 65; sig++)
-		sigaction(sig, &sa, NULL);	/* not all take: see below */
+		catchable[sig] = !sigaction(sig, &sa, NULL);
 	for (; fz->calls < calls; fz->calls++) {
 		a2 = fuzz_flags(&seed);
 		a3 = fuzz_unused(&seed);
@@ -3506,14 +3512,17 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 			FUZZ_FAIL(fz, "isolation enabled on housekeeping cpu %d (%#lx)", cpu, a2);
 		if (ret == 0)
 			want = a2;
+		/* Refused on the way out: the flags were set, the enable bit cleared */
+		if (ret && err == EAGAIN && (a2 & PR_TASK_ISOLATION_ENABLE))
+			want = a2 & ~(unsigned long)PR_TASK_ISOLATION_ENABLE;
 		if (ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE)) {
-			struct sigaction old;
-
 			fz->enabled++;
-			/* Isolated now.  End it with another syscall, when the signal can be caught */
-			if (sig && sig != SIGKILL && sig != SIGSTOP &&
-			    !sigaction(sig, NULL, &old) && old.sa_handler == fuzz_handler &&
-			    (fuzz_rand(&seed) & 3) == 0) {
+			/*
+			 * Isolated now: no syscall but the ones meant.  End it
+			 * with another syscall when the signal can be caught,
+			 * else leave quietly.
+			 */
+			if (sig && sig < 65 && catchable[sig] && (fuzz_rand(&seed) & 3) == 0) {
 				getppid();
 				if (fuzz_sig != sig)
 					FUZZ_FAIL(fz, "isolation (%#lx) ended by a syscall: signal %d, not %d",
@@ -3521,8 +3530,12 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 				fz->signalled++;
 			} else if (prctl(PR_TASK_ISOLATION, 0, 0, 0, 0)) {
 				FUZZ_FAIL(fz, "leaving isolation: %s", strerror(errno));
+			} else if (fuzz_sig) {
+				FUZZ_FAIL(fz, "signal %d after leaving isolation (%#lx) quietly",
+					  fuzz_sig, a2);
 			} else {
 				want = 0;
+				fz->left++;
 			}
 			want &= ~(unsigned long)PR_TASK_ISOLATION_ENABLE;
 		}
@@ -3567,10 +3580,12 @@ static void fuzz_on(struct __test_metadata *_metadata, int cpu, int calls)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0 && fz->done)
 		TH_LOG("call %d: %s (status %#x)", fz->calls, fz->what, status);
-	TH_LOG("%d calls, %d enabled isolation, %d ended by a syscall's signal",
-	       fz->calls, fz->enabled, fz->signalled);
-	if (cpu == first_isolated_cpu() && !compat_task())
-		EXPECT_LT(0, fz->enabled) TH_LOG("no call enabled isolation");
+	TH_LOG("%d calls, %d enabled isolation: %d left quietly, %d ended by a syscall's signal",
+	       fz->calls, fz->enabled, fz->left, fz->signalled);
+	if (cpu == first_isolated_cpu() && !compat_task()) {
+		EXPECT_LT(0, fz->left) TH_LOG("isolation was never left quietly");
+		EXPECT_LT(0, fz->signalled) TH_LOG("isolation was never ended by a syscall");
+	}
 }
 
 FIXTURE(prctl_fuzz) {
@@ -3679,7 +3694,7 @@ static const char *const stress_action_names[STRESS_ACTIONS] = {
 
 /* One isolated CPU's worker, respawned in place when it is killed. */
 struct worker {
-	atomic_int cycles, signals, einval, eagain, stop, failed;
+	atomic_int cycles, lost, usr2, einval, eagain, stop, failed;
 	pid_t pid;
 	int cpu;
 	char what[160];
@@ -3740,10 +3755,12 @@ static void stress_worker(struct worker *w, unsigned long long x)
 		n = 1000 + fuzz_rand(&x) % 4000000;
 		for (i = 0; i < n && !worker_sig && !w->stop; i++)
 			__asm__ __volatile__("" ::: "memory");
-		if (worker_sig) {
-			w->signals++;
+		if (worker_sig == SIGUSR1)	/* the isolation signal */
+			w->lost++;
+		else if (worker_sig)
+			w->usr2++;
+		if (worker_sig)
 			continue;
-		}
 		if (ti_set(0))
 			WORKER_FAIL(w, "prctl(0) on cpu %d: %s", w->cpu, strerror(errno));
 		w->cycles++;
@@ -3791,13 +3808,15 @@ static int stop_cont(pid_t pid)
 
 static int ptrace_attach_detach(pid_t pid)
 {
-	int status;
+	int status, sig;
 
 	if (ptrace(PTRACE_SEIZE, pid, 0, 0) ||
 	    ptrace(PTRACE_INTERRUPT, pid, 0, 0) ||
 	    waitpid(pid, &status, __WALL) != pid || !WIFSTOPPED(status))
 		return -1;
-	return ptrace(PTRACE_DETACH, pid, 0, 0) ? -1 : 0;
+	/* A signal-delivery stop came first: hand the signal back */
+	sig = status >> 16 == PTRACE_EVENT_STOP ? 0 : WSTOPSIG(status);
+	return ptrace(PTRACE_DETACH, pid, 0, sig) ? -1 : 0;
 }
 
 /* Enabling a trace event patches text: a static key flips, twice. */
@@ -3812,10 +3831,15 @@ static int resize_buffer(struct stress *st)
 {
 	char buf[16];
 
+	long kb;
+
 	st->kb = st->kb == 1400 ? 1800 : 1400;
 	snprintf(buf, sizeof(buf), "%d", st->kb);
-	return write_file(TRACEFS "buffer_size_kb", buf) ||
-	       read_long(TRACEFS "buffer_size_kb") != st->kb ? -1 : 0;
+	if (write_file(TRACEFS "buffer_size_kb", buf))
+		return -1;
+	/* Every CPU the same size (else "X"), rounded up to whole pages */
+	kb = read_long(TRACEFS "buffer_size_kb");
+	return kb >= st->kb && kb < st->kb + 8 ? 0 : -1;
 }
 
 /*
@@ -3919,8 +3943,9 @@ FIXTURE_TEARDOWN(stress)
 TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
 {
 	struct stress *st = self->st;
-	int i, a, r, status, killed = 0, failed = 0, round = 0;
-	time_t end = time(NULL) + self->seconds;
+	int i, a, r, status, killed = 0, failed = 0, round = 0, seen_running = 0;
+	time_t start = time(NULL), end = start + self->seconds, beat = start;
+	int lost = 0;
 
 	ASSERT_EQ(0, pin(st->hk));
 	for (i = 0; i < st->n; i++)
@@ -3938,7 +3963,14 @@ TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
 		}
 		st->done[a] += r > 0;
 		st->unavailable[a] += r == 0;
+		for (i = 0; i < st->n; i++)
+			seen_running += cpu_running_isolated(st->w[i].cpu);
 		usleep(10000 + fuzz_rand(&st->x) % 20000);
+		if (time(NULL) - beat >= 60) {	/* the boot test watches for silence */
+			beat = time(NULL);
+			fprintf(stderr, "# stress: %ld of %d s, %d rounds\n",
+				       (long)(beat - start), self->seconds, round);
+		}
 	}
 	for (i = 0; i < st->n; i++)
 		st->w[i].stop = 1;
@@ -3949,10 +3981,14 @@ TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 			TH_LOG("cpu %d: status %#x: %s", w->cpu, status, w->what);
 		EXPECT_LT(0, w->cycles) TH_LOG("cpu %d never completed a cycle", w->cpu);
-		TH_LOG("cpu %d: %d cycles, %d ended by a signal, %d moved away, %d gave up after EAGAIN",
-		       w->cpu, w->cycles, w->signals, w->einval, w->eagain);
+		TH_LOG("cpu %d: %d cycles, %d isolation signals, %d SIGUSR2, %d moved away, %d gave up after EAGAIN",
+		       w->cpu, w->cycles, w->lost, w->usr2, w->einval, w->eagain);
+		lost += w->lost;
 	}
 	EXPECT_EQ(0, failed);
+	/* Proof that the workers were isolated, and that losses were signalled */
+	EXPECT_LT(0, seen_running) TH_LOG("task_isolation_running never listed a worker's CPU");
+	EXPECT_LT(0, lost) TH_LOG("no worker ever got the isolation signal");
 	EXPECT_EQ(-1, waitpid(-1, &status, WNOHANG)) TH_LOG("a child is left over");
 	EXPECT_EQ(ECHILD, errno);
 	EXPECT_EQ(0, fork_exec_true()) TH_LOG("cannot fork and exec after the stress");
@@ -3977,10 +4013,14 @@ static struct stress *hold_st;
 static int housekeeping_stress(void)
 {
 	static const int actions[] = { 0, 1, 2, 3, 4, 6, 7 };
+	/* Without remote resizing (arm) the resize must end isolation */
+	unsigned int n = ARRAY_SIZE(actions) - !remote_resize();
 	static unsigned int next;
 	struct stress *st = hold_st;
-	int a = actions[next % ARRAY_SIZE(actions)], r, killed = 0;
+	int a = actions[(next / 2) % n], r, killed = 0;
 
+	if (next && next % 600 == 0)	/* about a minute: the boot test watches for silence */
+		fprintf(stderr, "# stress: hold, %u disturber calls\n", next);
 	if (next++ & 1)
 		return every_disturber();
 	st->w[0].pid = stress_victim;

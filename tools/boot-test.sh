@@ -49,7 +49,7 @@ EOF
 }
 
 arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
-hold=10 suite=1 extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0
+hold=10 suite=1 extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
 	--isolate) need_value "$@"; isolate=$2; shift 2 ;;
 	--extra) need_value "$@"; extras+=("$2"); shift 2 ;;
 	--timeout) need_value "$@"; timeout=$2; timeout_set=1; shift 2 ;;
-	--hang) need_value "$@"; hang=$2; shift 2 ;;
+	--hang) need_value "$@"; hang=$2; hang_set=1; shift 2 ;;
 	--hold) need_value "$@"; hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
 	--stress) need_value "$@"; stress=$2; shift 2 ;;
@@ -86,6 +86,8 @@ if [ "$stress" -gt 0 ]; then
 	stress_hold=${stress_hold:-$stress}
 	# Both stress tests, the boot and some slack (TCG under a busy host)
 	[ $timeout_set = 1 ] || timeout=$((900 + stress + stress_hold))
+	# The stress tests print a line a minute; a hold checks little in between
+	[ $hang_set = 1 ] || hang=600
 elif [ "$stress_hold" -gt 0 ]; then
 	die $E_USAGE "--stress-hold needs --stress"
 fi
