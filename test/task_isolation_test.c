@@ -3412,11 +3412,12 @@ struct fuzz {
 	char what[256];
 };
 
-static atomic_int fuzz_sig;
+static atomic_int fuzz_sig, fuzz_count;
 
 static void fuzz_handler(int sig)
 {
 	fuzz_sig = sig;
+	fuzz_count++;
 }
 
 static unsigned long long fuzz_rand(unsigned long long *x)
@@ -3498,6 +3499,7 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 		a5 = fuzz_unused(&seed);
 		sig = PR_TASK_ISOLATION_GET_SIG(a2);
 		fuzz_sig = 0;
+		fuzz_count = 0;
 		ret = prctl(PR_TASK_ISOLATION, a2, a3, a4, a5);
 		err = errno;
 		if (ret && err != EINVAL && err != EAGAIN)
@@ -3524,9 +3526,9 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 			 */
 			if (sig && sig < 65 && catchable[sig] && (fuzz_rand(&seed) & 3) == 0) {
 				getppid();
-				if (fuzz_sig != sig)
-					FUZZ_FAIL(fz, "isolation (%#lx) ended by a syscall: signal %d, not %d",
-						  a2, fuzz_sig, sig);
+				if (fuzz_sig != sig || fuzz_count != 1)
+					FUZZ_FAIL(fz, "isolation (%#lx) ended by a syscall: %d signal(s), %d, not %d",
+						  a2, fuzz_count, fuzz_sig, sig);
 				fz->signalled++;
 			} else if (prctl(PR_TASK_ISOLATION, 0, 0, 0, 0)) {
 				FUZZ_FAIL(fz, "leaving isolation: %s", strerror(errno));
