@@ -10,7 +10,7 @@ ARCH ?= $(firstword $(ARCHES))
 CONFIG ?= default
 # make stress: seconds of entering and leaving isolation, then of one hold
 STRESS ?= 300
-HOLD ?= 600
+STRESS_HOLD ?= 600
 export BUILD FORCE SUBMITTER SEND
 
 .DEFAULT_GOAL := all
@@ -89,10 +89,10 @@ bench: deps tree ## benchmark: the series vs stock 6.12, quality and cost (QUICK
 check-debug: deps tree ## debug kernels (lockdep, KASAN, noinstr objtool) boot-tested on every architecture
 	tools/check-debug.sh $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)")
 
-stress: deps tree ## ARCH's kernel under stress for STRESS s, then one isolated task held HOLD s under load
+stress: deps tree ## ARCH's kernel under stress for STRESS s, then one isolated task held STRESS_HOLD s under load
 	$(MAKE) kernel
 	$(MAKE) rootfs
-	tools/boot-test.sh --arch $(ARCH) --config $(CONFIG) --stress $(STRESS) --stress-hold $(HOLD)
+	tools/boot-test.sh --arch $(ARCH) --config $(CONFIG) --stress $(STRESS) --stress-hold $(STRESS_HOLD)
 
 check-arm: deps tree ## only the 32-bit arm boot test
 	$(MAKE) boot-check ARCH=arm

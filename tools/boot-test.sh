@@ -82,8 +82,7 @@ for n in "$stress" "$stress_hold"; do
 done
 if [ "$stress" -gt 0 ]; then
 	[ $suite = 1 ] || die $E_USAGE "--stress runs the suite's stress tests: not with --no-suite"
-	stress_hold=${stress_hold#0}
-	stress_hold=${stress_hold:-$stress}
+	[ "$stress_hold" -gt 0 ] || stress_hold=$stress
 	# Both stress tests, the boot and some slack (TCG under a busy host)
 	[ $timeout_set = 1 ] || timeout=$((900 + stress + stress_hold))
 	# The stress tests print a line a minute; a hold checks little in between
@@ -106,7 +105,7 @@ hdrs=$objdir/usr/include
 mode=$variant
 [ "$stress" = 0 ] || mode=$variant-stress
 run=$BUILD/boot/$arch-$mode-$(date +%Y%m%d-%H%M%S)
-mkdir -p "$run/disk/extra" "$run/compat"
+mkdir -p "$run/disk/extra"
 LOGDIR=$run
 start_log boot-test
 
@@ -122,7 +121,8 @@ if [ $suite = 1 ]; then
 	# a 64-bit kernel do not fit it (the suite defines what they lack).
 	if [ -n "$COMPAT_CROSS" ] && [ "$stress" = 0 ]; then
 		progress "building the selftest suite for $arch's 32-bit user space (${COMPAT_CROSS}gcc)"
-		need_tools "${COMPAT_CROSS}gcc"
+		need_tools "${COMPAT_CROSS}gcc"	# from 'make deps'
+		mkdir -p "$run/compat"
 		make -s -C "$TOP/test" CC="${COMPAT_CROSS}gcc" OUTPUT="$run/compat" KHDR_INCLUDES= \
 			SELFTESTS="$TREE/tools/testing/selftests" >>"$run/test-build.log" 2>&1 &&
 			install -m 0755 "$run/compat/task_isolation_test" "$run/disk/task_isolation_test32" ||
