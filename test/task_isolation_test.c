@@ -3496,7 +3496,7 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 	unsigned long a2, a3, a4, a5, want = 0;
 	char state[64], flags[32];
 	struct sigaction sa = { .sa_handler = fuzz_handler };
-	int sig, ret, err, get, catchable[65];
+	int sig, ret, err, get, catchable[65], compat = compat_task();
 
 	if (pin(cpu) || prefault())
 		FUZZ_FAIL(fz, "cannot pin to cpu %d or lock memory", cpu);
@@ -3525,7 +3525,8 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 		if (ret == 0 && (a3 || a4 || a5 || (a2 & ~(unsigned long)
 		    (PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(0x7f))) || sig > 64))
 			FUZZ_FAIL(fz, "prctl(%#lx, %#lx, %#lx, %#lx) accepted", a2, a3, a4, a5);
-		if ((a2 & PR_TASK_ISOLATION_ENABLE) && compat_task() && (ret != -1 || err != EINVAL))
+		/* No syscall here but the prctl()s: compat was found out before */
+		if ((a2 & PR_TASK_ISOLATION_ENABLE) && compat && (ret != -1 || err != EINVAL))
 			FUZZ_FAIL(fz, "a 32-bit task's prctl(%#lx): %d, not EINVAL", a2, ret);
 		if (ret == 0 && (a2 & PR_TASK_ISOLATION_ENABLE) && !may_isolate)
 			FUZZ_FAIL(fz, "isolation enabled on housekeeping cpu %d (%#lx)", cpu, a2);
