@@ -3850,7 +3850,6 @@ static int toggle_static_key(void)
 static int resize_buffer(struct stress *st)
 {
 	char buf[16];
-
 	long kb;
 
 	st->kb = st->kb == 1400 ? 1800 : 1400;
