@@ -3545,7 +3545,7 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 			if (sig && sig < 65 && catchable[sig] && (fuzz_rand(&seed) & 3) == 0) {
 				getppid();
 				if (fuzz_sig != sig || fuzz_count != 1)
-					FUZZ_FAIL(fz, "isolation (%#lx) ended by a syscall: %d signal(s), %d, not %d",
+					FUZZ_FAIL(fz, "syscall ended %#lx: %d signal(s), %d not %d",
 						  a2, fuzz_count, fuzz_sig, sig);
 				fz->signalled++;
 			} else if (prctl(PR_TASK_ISOLATION, 0, 0, 0, 0)) {
@@ -3736,8 +3736,10 @@ static void worker_handler(int sig)
 }
 
 #define WORKER_FAIL(w, ...) do {					\
-		snprintf((w)->what, sizeof((w)->what), __VA_ARGS__);	\
-		(w)->failed = 1;					\
+		struct worker *w__ = (w);				\
+									\
+		snprintf(w__->what, sizeof(w__->what), __VA_ARGS__);	\
+		w__->failed = 1;					\
 		_exit(1);						\
 	} while (0)
 
@@ -3927,7 +3929,7 @@ FIXTURE_SETUP(stress)
 
 	self->seconds = stress_seconds("TI_STRESS_SECONDS");
 	if (self->seconds <= 0)
-		SKIP(return, "stress mode only: TI_STRESS_SECONDS=S (tools/boot-test.sh --stress S)");
+		SKIP(return, "stress mode only: TI_STRESS_SECONDS=S (boot-test.sh --stress S)");
 	if (geteuid() != 0)
 		SKIP(return, NEEDS_ROOT);
 	self->st = mmap(NULL, sizeof(*self->st), PROT_READ | PROT_WRITE,
@@ -3988,7 +3990,7 @@ TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
 		if (time(NULL) - beat >= 60) {	/* the boot test watches for silence */
 			beat = time(NULL);
 			fprintf(stderr, "# stress: %ld of %d s, %d rounds\n",
-				       (long)(beat - start), self->seconds, round);
+				(long)(beat - start), self->seconds, round);
 		}
 	}
 	for (i = 0; i < st->n; i++)
@@ -4000,7 +4002,7 @@ TEST_F_TIMEOUT(stress, enter_leave_under_load, 7200)
 		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
 			TH_LOG("cpu %d: status %#x: %s", w->cpu, status, w->what);
 		EXPECT_LT(0, w->cycles) TH_LOG("cpu %d never completed a cycle", w->cpu);
-		TH_LOG("cpu %d: %d cycles, %d isolation signals, %d SIGUSR2, %d moved away, %d gave up after EAGAIN",
+		TH_LOG("cpu %d: %d cycles, %d signals, %d SIGUSR2, %d moved, %d gave up (EAGAIN)",
 		       w->cpu, w->cycles, w->lost, w->usr2, w->einval, w->eagain);
 		lost += w->lost;
 	}
