@@ -59,6 +59,7 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 check: deps tree ## the test command: workflow checks, then a boot test per architecture (tools/arches)
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
+	$(MAKE) checkpatch
 	for a in $(ARCHES); do $(MAKE) boot-check ARCH=$$a || exit 1; done
 
 patches: tree ## format-patch each mail series (cover-letter.txt, cover-letters/) into $(BUILD)/patches/, signed off by you
