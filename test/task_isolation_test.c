@@ -2879,6 +2879,19 @@ TEST(rlimit_cpu_by_other_process)
 /* ---- slab, RCU and networking while isolated ---------------------------- */
 
 /*
+ * The kernel does work for a nohz_full CPU in user space from another CPU
+ * (a trace buffer resize, KASAN's quarantine on a slab shrink) only where
+ * the entry code changes the context tracking state before anything else
+ * (HAVE_CONTEXT_TRACKING_USER_NOINSTR: x86_64, arm64), not on 32-bit arm.
+ */
+static int remote_work(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && strncmp(u.machine, "arm", 3);
+}
+
+/*
  * Shrink every slab cache (not the alias links): flush_all() queues work
  * on each CPU that holds slabs of the cache.
  */
@@ -2902,6 +2915,27 @@ static int shrink_slabs(void)
 	return failed || !caches ? -1 : 0;
 }
 
+/*
+ * Whether a slab shrink must interrupt every CPU: generic KASAN's quarantine
+ * (its per_cpu_remove_cache() IPI) where remote_work() says no.
+ */
+static int shrink_interrupts_all(void)
+{
+	char line[256];
+	int found = 0;
+	FILE *f;
+
+	if (remote_work())
+		return 0;
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = !!strstr(line, " per_cpu_remove_cache\n");
+	fclose(f);
+	return found;
+}
+
 /* The prctl() hands back the isolated CPU's slabs: shrinking skips it. */
 TEST(slab_shrink_while_isolated)
 {
@@ -2911,6 +2945,8 @@ TEST(slab_shrink_while_isolated)
 		return;
 	if (access("/sys/kernel/slab", R_OK))
 		SKIP(return, "no /sys/kernel/slab");
+	if (shrink_interrupts_all())
+		SKIP(return, "KASAN's quarantine interrupts every CPU on this architecture");
 	hold_isolated(_metadata, cpu, hk, 2, NULL, NULL, shrink_slabs);
 }
 
@@ -3203,18 +3239,6 @@ static int resize_trace_buffers(void)
 }
 
 /*
- * The kernel resizes a nohz_full CPU's trace buffer remotely only where the
- * entry code traces nothing before context tracking (ARCH_WANTS_NO_INSTR):
- * not on 32-bit arm.
- */
-static int remote_resize(void)
-{
-	struct utsname u;
-
-	return !uname(&u) && strncmp(u.machine, "arm", 3);
-}
-
-/*
  * Resizing the trace buffers updates each CPU's buffer on that CPU, from a
  * kworker, except a nohz_full CPU in user space, whose buffer is updated
  * from the resizing CPU while recording there is fenced off.  The new size
@@ -3230,7 +3254,7 @@ TEST(trace_buffer_resize_while_isolated)
 		return;
 	if (access(TRACEFS "buffer_size_kb", W_OK))
 		SKIP(return, "no tracefs");
-	if (!remote_resize())
+	if (!remote_work())
 		SKIP(return, "this architecture resizes from a kworker on the CPU");
 	resize_cpus[0] = cpu;
 	resize_cpus[1] = hk;
@@ -3651,7 +3675,8 @@ static int every_disturber(void)
 	unsigned int i = next++ % ARRAY_SIZE(disturbers);
 
 	if (next <= ARRAY_SIZE(disturbers))
-		works[i] = (disturbers[i] != resize_trace_buffers || remote_resize()) &&
+		works[i] = (disturbers[i] != resize_trace_buffers || remote_work()) &&
+			   (disturbers[i] != shrink_slabs || !shrink_interrupts_all()) &&
 			   !disturbers[i]();
 	else if (works[i] && disturbers[i]())
 		return -1;
@@ -4035,7 +4060,7 @@ static int housekeeping_stress(void)
 {
 	static const int actions[] = { 0, 1, 2, 3, 4, 6, 7 };
 	/* Without remote resizing (arm) the resize must end isolation */
-	unsigned int n = ARRAY_SIZE(actions) - !remote_resize();
+	unsigned int n = ARRAY_SIZE(actions) - !remote_work();
 	static unsigned int next;
 	struct stress *st = hold_st;
 	int a = actions[(next / 2) % n], r, killed = 0;
