@@ -11,7 +11,8 @@ usage: tools/bench.sh [--quick] [--arch "x86_64 arm64"] [--parts quality,cost]
                       [--report RUNDIR] [--timeout S]
 
 Builds (only when their source or config changed) three kernels per
-architecture from configs/common.config + <arch>.config + bench.config:
+architecture from configs/common.config + <arch>.config + bench.config
+(+ <arch>-bench.config where it exists):
   base  the pinned base without the series (worktree \$BUILD/bench/base-src
         of branch base of \$BUILD/linux), CONFIG_TASK_ISOLATION=n
   off   the series (\$BUILD/linux as checked out) with CONFIG_TASK_ISOLATION=n
@@ -125,12 +126,16 @@ series_branch=$(git -C "$TREE" symbolic-ref -q --short HEAD || echo detached)
 	msg "warning: $TREE has $series_branch checked out, not $TIP_BRANCH: measuring that"
 
 # 2. Kernels, rebuilt only when the source or the config changed.
-mapfile -t bench_sets < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$TOP/configs/bench.config")
+bench_fragments() {	# bench_fragments ARCH: the benchmark's config additions
+	echo "$TOP/configs/bench.config"
+	[ ! -f "$TOP/configs/$1-bench.config" ] || echo "$TOP/configs/$1-bench.config"
+}
 kernel_src() { [ "$1" = base ] && echo "$base_src" || echo "$TREE"; }
-kernel_sets() {
+kernel_sets() {	# kernel_sets ARCH LABEL
 	local s
-	for s in "${bench_sets[@]}"; do printf -- '--set\n%s\n' "$s"; done
-	printf -- '--set\nCONFIG_TASK_ISOLATION=%s\n' "$([ "$1" = on ] && echo y || echo n)"
+	bench_fragments "$1" | xargs cat | sed -e 's/#.*//' -e '/^[[:space:]]*$/d' |
+		while read -r s; do printf -- '--set\n%s\n' "$s"; done
+	printf -- '--set\nCONFIG_TASK_ISOLATION=%s\n' "$([ "$2" = on ] && echo y || echo n)"
 }
 source_state() {	# what a rebuild depends on, as one hash
 	local src=$1 frags
@@ -139,14 +144,14 @@ source_state() {	# what a rebuild depends on, as one hash
 		git -C "$src" rev-parse HEAD
 		git -C "$src" status --porcelain --untracked-files=no
 		git -C "$src" diff HEAD
-		cat "${frags[@]}" "$TOP/configs/bench.config" "$TOP/tools/kernel.sh"
+		bench_fragments "$2" | xargs cat "${frags[@]}" "$TOP/tools/kernel.sh"
 		echo "$3"
 	} | sha256sum | cut -c1-16
 }
 build_kernel() {	# build_kernel ARCH LABEL
 	local arch=$1 label=$2 src obj state sets image
 	src=$(kernel_src "$label") obj=$(bench_obj_dir "$arch" "$label")
-	mapfile -t sets < <(kernel_sets "$label")
+	mapfile -t sets < <(kernel_sets "$arch" "$label")
 	image=$(kernel_image "$arch" default "$obj")
 	state=$(source_state "$src" "$arch" "$label")
 	if [ $build = 0 ]; then
@@ -194,10 +199,10 @@ boot() {	# boot ARCH LABEL PART
 		grep -aq 'APIC timer disabled due to verification failure' "$console" || break
 		[ -n "$QEMU_VERDICT" ] && break
 		if [ $attempt = 3 ]; then
-			QEMU_VERDICT="the guest's APIC timer failed calibration three times (host too busy)"
+			QEMU_VERDICT="the guest's APIC timer failed verification three times"
 			break
 		fi
-		progress "the guest's APIC timer failed calibration (host too busy): booting again"
+		progress "the guest's APIC timer failed verification: booting again"
 		mv "$console" "$console.attempt$attempt"
 	done
 	tr -d '\r' <"$console" | grep -a '^BENCH part=' |
