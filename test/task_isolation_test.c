@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/if_link.h>
 #include <linux/membarrier.h>
 #include <linux/perf_event.h>
@@ -1226,6 +1227,22 @@ TEST(state_visible)
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status));
 	EXPECT_EQ(0, cpu_running_isolated(cpu));
+}
+
+/* Read @path into @buf, NUL-terminated: its length, or -1. */
+static int read_text(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
 }
 
 static int write_file(const char *path, const char *s)
@@ -2878,6 +2895,22 @@ TEST(rlimit_cpu_by_other_process)
 
 /* ---- slab, RCU and networking while isolated ---------------------------- */
 
+/* Whether the kernel has the function @sym (0 if kallsyms is unreadable). */
+static int kallsyms_has(const char *sym)
+{
+	char line[256], needle[128];
+	int found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	snprintf(needle, sizeof(needle), " %s\n", sym);
+	while (!found && fgets(line, sizeof(line), f))
+		found = !!strstr(line, needle);
+	fclose(f);
+	return found;
+}
+
 /*
  * The kernel does work for a nohz_full CPU in user space from another CPU
  * (a trace buffer resize, KASAN's quarantine on a slab shrink) only where
@@ -2921,19 +2954,7 @@ static int shrink_slabs(void)
  */
 static int shrink_interrupts_all(void)
 {
-	char line[256];
-	int found = 0;
-	FILE *f;
-
-	if (remote_work())
-		return 0;
-	f = fopen("/proc/kallsyms", "r");
-	if (!f)
-		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = !!strstr(line, " per_cpu_remove_cache\n");
-	fclose(f);
-	return found;
+	return !remote_work() && kallsyms_has("per_cpu_remove_cache");
 }
 
 /* The prctl() hands back the isolated CPU's slabs: shrinking skips it. */
@@ -3278,6 +3299,217 @@ TEST(trace_buffer_resize_while_isolated)
 	snprintf(needle, sizeof(needle), "[%03d]", cpu);
 	EXPECT_TRUE(!!strstr(line, needle)) TH_LOG("marker not from cpu %d: '%s'", cpu, line);
 	write_file(TRACEFS "buffer_size_kb", before);
+}
+
+/* ---- text patching and page-table freeing ---------------------------- */
+
+#define SCHEDSTATS	"/proc/sys/kernel/sched_schedstats"
+
+/*
+ * Flip the schedstats static key off and on, which patches every site of
+ * it twice, and leave it on: the test then needs no write of its own.
+ */
+static int toggle_schedstats(void)
+{
+	return write_file(SCHEDSTATS, "0") || write_file(SCHEDSTATS, "1") ? -1 : 0;
+}
+
+struct pingpong {
+	int ab[2], ba[2];
+	int rounds;
+};
+
+static void *pong(void *arg)
+{
+	struct pingpong *pp = arg;
+	char c;
+	int i;
+
+	for (i = 0; i < pp->rounds; i++)
+		if (read(pp->ab[0], &c, 1) != 1 || write(pp->ba[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+/*
+ * The nr_wakeups_local line of /proc/self/task/@tid/sched: 0 without one
+ * (it is there only while schedstats is on), -1 if unreadable.
+ */
+static long wakeups_local(pid_t tid)
+{
+	char path[64], line[256];
+	long n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/sched", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "nr_wakeups_local"))
+			sscanf(strchr(line, ':') + 1, "%ld", &n);
+	fclose(f);
+	return n;
+}
+
+/*
+ * Two threads on @cpu wake each other through pipes; the exit status is the
+ * number of wakeups that schedstats counted as done by @cpu itself
+ * (ttwu_stat(), behind the schedstats static key), capped at 100, or 255
+ * if the child could not do that.  0 when schedstats is off.
+ */
+static int local_wakeups_on(int cpu)
+{
+	struct pingpong pp = { .rounds = 200 };
+	pid_t pid = fork_child();
+	pthread_t t;
+	long n;
+	int i, status;
+	char c = 'x';
+
+	if (pid == 0) {
+		if (pin(cpu) || pipe(pp.ab) || pipe(pp.ba) ||
+		    pthread_create(&t, NULL, pong, &pp))
+			_exit(255);
+		for (i = 0; i < pp.rounds; i++)
+			if (write(pp.ab[1], &c, 1) != 1 || read(pp.ba[0], &c, 1) != 1)
+				_exit(255);
+		pthread_join(t, NULL);
+		n = wakeups_local(syscall(__NR_gettid));
+		_exit(n < 0 ? 255 : n > 100 ? 100 : n);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 255;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A static key toggled from another CPU patches kernel text, which needs
+ * every CPU to synchronise its instruction stream (x86 sync_core(), arm64
+ * a context synchronisation event): a CPU in user space does that on its
+ * next kernel entry instead of being interrupted.  Afterwards the CPU runs
+ * the patched code: schedstats, left on by the last toggle, counts the
+ * wakeups it does.  (Whether it synchronised first no test under QEMU can
+ * tell: TCG never runs stale instructions.)
+ */
+TEST(static_key_toggle_while_isolated)
+{
+	int cpu, hk, before, after;
+	char saved[8] = "";
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (!kallsyms_has("arch_jump_label_transform_queue"))
+		SKIP(return, "no CONFIG_JUMP_LABEL: a static key is a variable, no text changes");
+	if (read_text(SCHEDSTATS, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no %s (CONFIG_SCHEDSTATS)", SCHEDSTATS);
+	ASSERT_EQ(0, write_file(SCHEDSTATS, "0"));
+	before = local_wakeups_on(cpu);
+	ASSERT_EQ(0, before) TH_LOG("wakeups counted with schedstats off");
+
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, toggle_schedstats);
+
+	after = local_wakeups_on(cpu);
+	EXPECT_NE(255, after) TH_LOG("the ping-pong on cpu %d failed", cpu);
+	EXPECT_LT(0, after) TH_LOG("cpu %d counts no wakeups with schedstats on", cpu);
+	write_file(SCHEDSTATS, saved[0] == '1' ? "1" : "0");
+}
+
+#define BPF_JIT_ENABLE	"/proc/sys/net/core/bpf_jit_enable"
+
+/* Attach a classic BPF filter to a socket: the JIT compiles it. */
+static int attach_socket_filter(void)
+{
+	struct sock_filter code[] = { { 0x06, 0, 0, 0xffff } };	/* ret #0xffff */
+	struct sock_fprog prog = { .len = 1, .filter = code };
+	int fd = socket(AF_UNIX, SOCK_DGRAM, 0), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+	close(fd);
+	return ret;
+}
+
+/*
+ * The BPF JIT writes the program into executable memory and then makes
+ * every CPU synchronise (arm64: flush_icache_range(), kick_all_cpus_sync()):
+ * a CPU in user space does that on its next kernel entry.  x86 does not
+ * get here: its JIT writes with text_poke_copy(), no sync at all, but it
+ * allocates and frees JIT memory with kernel TLB flushes by IPI, which
+ * are not deferred (a stale kernel TLB entry would be used before entry
+ * could flush it); the benchmark's bpf_jit_load row shows them.
+ */
+TEST(bpf_jit_while_isolated)
+{
+	char saved[8] = "";
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (tlb_flush_by_ipi())
+		SKIP(return, "x86: kernel TLB flushes around JIT memory interrupt every CPU");
+	if (read_text(BPF_JIT_ENABLE, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no BPF JIT (CONFIG_BPF_JIT)");
+	ASSERT_EQ(0, write_file(BPF_JIT_ENABLE, "1"));
+	ASSERT_EQ(0, attach_socket_filter()) TH_LOG("SO_ATTACH_FILTER: %s", strerror(errno));
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, attach_socket_filter);
+	write_file(BPF_JIT_ENABLE, saved);
+}
+
+#define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25
+#endif
+
+/*
+ * In a new process (its mm never ran on the isolated CPU), collapse 2 MB
+ * of small pages into a huge page: the old page table is freed after
+ * tlb_remove_table_sync_one(), which waits for lockless page-table walkers
+ * on other CPUs.  THP "never" makes the faults map small pages;
+ * MADV_COLLAPSE ignores that setting.
+ */
+static int collapse_elsewhere(void)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		size_t sz = 4 << 20;
+		char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *a;
+
+		if (p == MAP_FAILED)
+			_exit(1);
+		a = (char *)(((unsigned long)p + (2 << 20) - 1) & ~((2UL << 20) - 1));
+		memset(a, 1, 2 << 20);
+		_exit(madvise(a, 2 << 20, MADV_COLLAPSE) ? 2 : 0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* A CPU in user space is in no lockless page-table walk: not waited for. */
+TEST(madv_collapse_while_isolated)
+{
+	char saved[128] = "", *sel, mode[16] = "";
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (read_text(THP_ENABLED, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no transparent huge pages (CONFIG_TRANSPARENT_HUGEPAGE)");
+	sel = strchr(saved, '[');	/* "always [madvise] never" */
+	if (sel)
+		sscanf(sel + 1, "%15[^]]", mode);
+	ASSERT_EQ(0, write_file(THP_ENABLED, "never"));
+	ASSERT_EQ(0, pin(hk));
+	ASSERT_EQ(0, collapse_elsewhere()) TH_LOG("MADV_COLLAPSE failed");
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, collapse_elsewhere);
+	if (mode[0])
+		write_file(THP_ENABLED, mode);
 }
 
 /* ---- CPU hotplug and the system freezer ------------------------------- */
