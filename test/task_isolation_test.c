@@ -3479,12 +3479,19 @@ static int collapse_elsewhere(void)
 		char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *a;
+		int i;
 
 		if (p == MAP_FAILED)
 			_exit(1);
 		a = (char *)(((unsigned long)p + (2 << 20) - 1) & ~((2UL << 20) - 1));
 		memset(a, 1, 2 << 20);
-		_exit(madvise(a, 2 << 20, MADV_COLLAPSE) ? 2 : 0);
+		/* EAGAIN: a page was busy (locked, off the LRU); try again */
+		for (i = 0; i < 5; i++)
+			if (!madvise(a, 2 << 20, MADV_COLLAPSE))
+				_exit(0);
+			else if (errno != EAGAIN)
+				break;
+		_exit(2);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
 		return -1;
