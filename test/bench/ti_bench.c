@@ -29,7 +29,13 @@
  *
  * Parts 2 and 3 run under QEMU -icount shift=0,sleep=off: one guest
  * nanosecond is one instruction, so CLOCK_MONOTONIC deltas (vDSO, no
- * syscall) count instructions of the whole guest.
+ * syscall) count instructions of the whole guest.  With -icount QEMU runs
+ * every vCPU in one thread, round robin: a vCPU keeps the thread until its
+ * instruction budget (up to the next timer deadline) runs out or it
+ * executes a spin-wait hint (x86 PAUSE, arm64 YIELD).  The busy targets of
+ * the IPI rows therefore spin with that hint (spin_hint()); a plain empty
+ * loop would keep the thread for the whole budget after every IPI, count
+ * millions of spinner instructions per call and stall the run.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -1090,16 +1096,33 @@ static void cost_getppid(const char *row, int cpu, long n, int reps)
 
 static atomic_int cost_stop;
 
+/* The kernel's cpu_relax(): lets QEMU's round-robin loop move on (part 2). */
+static inline void spin_hint(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
 static void *busy(void *arg)
 {
 	pin_tid(0, *(int *)arg);
 	while (!atomic_load_explicit(&cost_stop, memory_order_relaxed))
-		__asm__ __volatile__("" ::: "memory");
+		spin_hint();
 	return NULL;
 }
 
-/* membarrier(PRIVATE_EXPEDITED) from @hk while a sibling runs on @iso. */
-static void cost_call(int hk, int iso, long n, int reps)
+/*
+ * membarrier(PRIVATE_EXPEDITED) from @hk while a sibling runs on @iso.
+ * @row "ipi_call_function" runs before any task of the boot asked for
+ * isolation, "ipi_call_function_used" after: the series attaches its
+ * sender probes to the IPI tracepoints on the first request.
+ */
+static void cost_call(const char *row, int hk, int iso, long n, int reps)
 {
 	pthread_t t;
 	double v[64];
@@ -1108,7 +1131,7 @@ static void cost_call(int hk, int iso, long n, int reps)
 	long i;
 
 	if (syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0)) {
-		emit_na("cost", "ipi_call_function", "config");
+		emit_na("cost", row, "config");
 		return;
 	}
 	pin_tid(0, hk);
@@ -1124,7 +1147,7 @@ static void cost_call(int hk, int iso, long n, int reps)
 	}
 	atomic_store(&cost_stop, 1);
 	pthread_join(t, NULL);
-	emit_cost("ipi_call_function", "membarrier() IPI to a busy sibling, insns per call",
+	emit_cost(row, "membarrier() IPI to a busy sibling, insns per call",
 		  hk, n, reps, v, -1);
 }
 
@@ -1157,7 +1180,7 @@ static void cost_pingpong(const char *row, int hk, int iso, int busy_target,
 			close(ba[1]);
 			pin_tid(0, iso);
 			for (;;)
-				__asm__ __volatile__("" ::: "memory");
+				spin_hint();
 		}
 	}
 	pid = fork();
@@ -1253,10 +1276,11 @@ static int cmd_cost(int argc, char **argv)
 	signal(SIGUSR1, SIG_IGN);
 	cost_getppid("getppid_housekeeping", hk, n, reps);
 	cost_getppid("getppid_nohz_full", iso, n, reps);
-	cost_call(hk, iso, n / 10 + 1, reps);
+	cost_call("ipi_call_function", hk, iso, n / 10 + 1, reps);
 	cost_pingpong("ipi_wakeup_idle", hk, iso, 0, n / 20 + 1, reps);
 	cost_pingpong("ipi_resched_busy", hk, iso, 1, n / 20 + 1, reps);
 	cost_cycle(iso, n / 20 + 1, reps);
+	cost_call("ipi_call_function_used", hk, iso, n / 10 + 1, reps);
 	return 0;
 }
 
