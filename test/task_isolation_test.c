@@ -3150,8 +3150,8 @@ static int rps_map_write(void)
 
 /*
  * RPS maps never steer packets to an isolated CPU.  The first map of the
- * system enables a static key (text patching, which interrupts every CPU),
- * so the device gets one before isolation starts.
+ * system enables a static key (text patching, which interrupts every CPU
+ * on 32-bit arm), so the device gets one before isolation starts.
  */
 TEST(rps_map_while_isolated)
 {
@@ -3401,6 +3401,8 @@ TEST(static_key_toggle_while_isolated)
 		return;
 	if (!kallsyms_has("arch_jump_label_transform_queue"))
 		SKIP(return, "no CONFIG_JUMP_LABEL: a static key is a variable, no text changes");
+	if (!kallsyms_has("ct_set_cpu_work"))
+		SKIP(return, "no deferred instruction sync (CONFIG_CONTEXT_TRACKING_WORK)");
 	if (read_text(SCHEDSTATS, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no %s (CONFIG_SCHEDSTATS)", SCHEDSTATS);
 	ASSERT_EQ(0, write_file(SCHEDSTATS, "0"));
@@ -3417,18 +3419,32 @@ TEST(static_key_toggle_while_isolated)
 
 #define BPF_JIT_ENABLE	"/proc/sys/net/core/bpf_jit_enable"
 
-/* Attach a classic BPF filter to a socket: the JIT compiles it. */
+/* The receiving end of a datagram socket pair, and its sending end */
+static int bpf_sock[2] = { -1, -1 };
+
+/*
+ * Attach a classic BPF filter to bpf_sock[0] (the JIT compiles it),
+ * replacing the one before: "ret #BPF_TRIM" keeps the first BPF_TRIM
+ * bytes of each datagram, so a datagram received shorter shows that the
+ * program ran.
+ */
+#define BPF_TRIM	4
 static int attach_socket_filter(void)
 {
-	struct sock_filter code[] = { { 0x06, 0, 0, 0xffff } };	/* ret #0xffff */
+	struct sock_filter code[] = { { 0x06, 0, 0, BPF_TRIM } };	/* ret #4 */
 	struct sock_fprog prog = { .len = 1, .filter = code };
-	int fd = socket(AF_UNIX, SOCK_DGRAM, 0), ret;
 
-	if (fd < 0)
+	return setsockopt(bpf_sock[0], SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+/* Send 16 bytes through the filtered pair: the length received, or -1 */
+static ssize_t bpf_filtered_len(void)
+{
+	char buf[16] = "0123456789abcdef";
+
+	if (send(bpf_sock[1], buf, sizeof(buf), 0) != sizeof(buf))
 		return -1;
-	ret = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
-	close(fd);
-	return ret;
+	return recv(bpf_sock[0], buf, sizeof(buf), MSG_DONTWAIT);
 }
 
 /*
@@ -3438,7 +3454,7 @@ static int attach_socket_filter(void)
  * get here: its JIT writes with text_poke_copy(), no sync at all, but it
  * allocates and frees JIT memory with kernel TLB flushes by IPI, which
  * are not deferred (a stale kernel TLB entry would be used before entry
- * could flush it); the benchmark's bpf_jit_load row shows them.
+ * could flush it).
  */
 TEST(bpf_jit_while_isolated)
 {
@@ -3452,8 +3468,14 @@ TEST(bpf_jit_while_isolated)
 	if (read_text(BPF_JIT_ENABLE, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no BPF JIT (CONFIG_BPF_JIT)");
 	ASSERT_EQ(0, write_file(BPF_JIT_ENABLE, "1"));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_DGRAM, 0, bpf_sock));
 	ASSERT_EQ(0, attach_socket_filter()) TH_LOG("SO_ATTACH_FILTER: %s", strerror(errno));
 	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, attach_socket_filter);
+	/* The last program, JIT-compiled while cpu was isolated, runs there */
+	ASSERT_EQ(0, pin(cpu));
+	EXPECT_EQ(BPF_TRIM, bpf_filtered_len()) TH_LOG("the filter did not run on cpu %d", cpu);
+	close(bpf_sock[0]);
+	close(bpf_sock[1]);
 	write_file(BPF_JIT_ENABLE, saved);
 }
 
@@ -3462,33 +3484,57 @@ TEST(bpf_jit_while_isolated)
 #define MADV_COLLAPSE	25
 #endif
 
+#define THP_PMD_SIZE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
+
+/* kB of anonymous huge pages mapped by this process, or -1 */
+static long anon_huge_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /*
- * In a new process (its mm never ran on the isolated CPU), collapse 2 MB
- * of small pages into a huge page: the old page table is freed after
- * tlb_remove_table_sync_one(), which waits for lockless page-table walkers
- * on other CPUs.  THP "never" makes the faults map small pages;
- * MADV_COLLAPSE ignores that setting.
+ * In a new process (its mm never ran on the isolated CPU), collapse one
+ * PMD's worth of small pages into a huge page: the old page table is
+ * freed after tlb_remove_table_sync_one(), which waits for lockless
+ * page-table walkers on other CPUs.  THP "never" makes the faults map
+ * small pages; MADV_COLLAPSE ignores that setting.  The child checks
+ * that its range is a huge page now.
  */
 static int collapse_elsewhere(void)
 {
-	pid_t pid = fork();
+	char buf[32] = "";
+	unsigned long pmd;
+	pid_t pid;
 	int status;
 
+	if (read_text(THP_PMD_SIZE, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%lu", &pmd) != 1 || !pmd)
+		return -1;
+	pid = fork();
 	if (pid == 0) {
-		size_t sz = 4 << 20;
-		char *p = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		char *p = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		char *a;
 		int i;
 
 		if (p == MAP_FAILED)
 			_exit(1);
-		a = (char *)(((unsigned long)p + (2 << 20) - 1) & ~((2UL << 20) - 1));
-		memset(a, 1, 2 << 20);
+		a = (char *)(((unsigned long)p + pmd - 1) & ~(pmd - 1));
+		memset(a, 1, pmd);
 		/* EAGAIN: a page was busy (locked, off the LRU); try again */
 		for (i = 0; i < 5; i++)
-			if (!madvise(a, 2 << 20, MADV_COLLAPSE))
-				_exit(0);
+			if (!madvise(a, pmd, MADV_COLLAPSE))
+				_exit(anon_huge_kb() >= (long)(pmd >> 10) ? 0 : 3);
 			else if (errno != EAGAIN)
 				break;
 		_exit(2);
@@ -3508,12 +3554,14 @@ TEST(madv_collapse_while_isolated)
 		return;
 	if (read_text(THP_ENABLED, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no transparent huge pages (CONFIG_TRANSPARENT_HUGEPAGE)");
+	if (!kallsyms_has("tlb_remove_table_sync_one"))
+		SKIP(return, "page tables are freed without an IPI here: nothing to defer");
 	sel = strchr(saved, '[');	/* "always [madvise] never" */
 	if (sel)
 		sscanf(sel + 1, "%15[^]]", mode);
 	ASSERT_EQ(0, write_file(THP_ENABLED, "never"));
 	ASSERT_EQ(0, pin(hk));
-	ASSERT_EQ(0, collapse_elsewhere()) TH_LOG("MADV_COLLAPSE failed");
+	ASSERT_EQ(0, collapse_elsewhere()) TH_LOG("MADV_COLLAPSE failed or made no huge page");
 	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, collapse_elsewhere);
 	if (mode[0])
 		write_file(THP_ENABLED, mode);
@@ -3910,7 +3958,19 @@ TEST_F(prctl_fuzz, housekeeping_cpu)
 static int (*const disturbers[])(void) = {
 	vm_stat_refresh, drop_all_caches, shrink_slabs, netdev_add_del,
 	netns_add_del, rps_map_write, perf_freq_event, resize_trace_buffers,
+	toggle_schedstats,
 };
+
+/*
+ * Whether toggling a static key leaves a CPU in user space alone: keys
+ * patch text (CONFIG_JUMP_LABEL) and the CPU synchronises on its next
+ * kernel entry (CONFIG_CONTEXT_TRACKING_WORK), not by IPI.
+ */
+static int text_sync_deferred(void)
+{
+	return kallsyms_has("arch_jump_label_transform_queue") &&
+	       kallsyms_has("ct_set_cpu_work");
+}
 
 /* One disturber per call, in turn; those the kernel lacks are left out. */
 static int every_disturber(void)
@@ -3922,6 +3982,7 @@ static int every_disturber(void)
 	if (next <= ARRAY_SIZE(disturbers))
 		works[i] = (disturbers[i] != resize_trace_buffers || remote_work()) &&
 			   (disturbers[i] != shrink_slabs || !shrink_interrupts_all()) &&
+			   (disturbers[i] != toggle_schedstats || text_sync_deferred()) &&
 			   !disturbers[i]();
 	else if (works[i] && disturbers[i]())
 		return -1;
@@ -4297,9 +4358,10 @@ static struct stress *hold_st;
 
 /*
  * Housekeeping load that must leave an isolated task alone: the stress
- * actions aimed at another task (on the housekeeping CPU), minus those
- * that must end isolation (a static key flips with text patching, which
- * interrupts every CPU), plus every kernel-noise disturber in turn.
+ * actions aimed at another task (on the housekeeping CPU) but the trace
+ * event toggle (5: this hold does not claim the tracepoint and RCU work of
+ * registering a probe; the static key part of it is every_disturber()'s
+ * schedstats toggle), plus every kernel-noise disturber in turn.
  */
 static int housekeeping_stress(void)
 {
