@@ -3486,12 +3486,15 @@ TEST(bpf_jit_while_isolated)
 
 #define THP_PMD_SIZE	"/sys/kernel/mm/transparent_hugepage/hpage_pmd_size"
 
-/* kB of anonymous huge pages mapped by this process, or -1 */
+/*
+ * kB of anonymous huge pages mapped in the system, or -1 (smaps, per
+ * process, needs CONFIG_PROC_PAGE_MONITOR, which test kernels lack)
+ */
 static long anon_huge_kb(void)
 {
 	char line[256];
 	long kb = -1;
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return -1;
@@ -3508,7 +3511,7 @@ static long anon_huge_kb(void)
  * freed after tlb_remove_table_sync_one(), which waits for lockless
  * page-table walkers on other CPUs.  THP "never" makes the faults map
  * small pages; MADV_COLLAPSE ignores that setting.  The child checks
- * that its range is a huge page now.
+ * that a huge page was mapped (no other task maps one: THP is "never").
  */
 static int collapse_elsewhere(void)
 {
@@ -3524,17 +3527,18 @@ static int collapse_elsewhere(void)
 	if (pid == 0) {
 		char *p = mmap(NULL, 2 * pmd, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		long kb = anon_huge_kb();
 		char *a;
 		int i;
 
-		if (p == MAP_FAILED)
+		if (p == MAP_FAILED || kb < 0)
 			_exit(1);
 		a = (char *)(((unsigned long)p + pmd - 1) & ~(pmd - 1));
 		memset(a, 1, pmd);
 		/* EAGAIN: a page was busy (locked, off the LRU); try again */
 		for (i = 0; i < 5; i++)
 			if (!madvise(a, pmd, MADV_COLLAPSE))
-				_exit(anon_huge_kb() >= (long)(pmd >> 10) ? 0 : 3);
+				_exit(anon_huge_kb() - kb >= (long)(pmd >> 10) ? 0 : 3);
 			else if (errno != EAGAIN)
 				break;
 		_exit(2);
