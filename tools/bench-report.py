@@ -338,7 +338,7 @@ class Report:
                 f.write('"%s" %s %s\n' % (label, vals[0], vals[1]))
         png = os.path.join(outdir, "interrupts.png")
         script = """
-set terminal pngcairo size 1200,600 font ",10"
+set terminal pngcairo noenhanced size 1200,600 font ",10"
 set output '%s'
 set title "Interrupts on the isolated CPU per disturber (%s s window; no bar: n/a)"
 set style data histograms
