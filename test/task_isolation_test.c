@@ -3493,15 +3493,11 @@ TEST(bpf_jit_while_isolated)
 static long anon_huge_kb(void)
 {
 	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
+	long kb;
 
-	if (!f)
+	if (!file_contains("/proc/meminfo", "AnonHugePages:", line, sizeof(line)) ||
+	    sscanf(line, "AnonHugePages: %ld kB", &kb) != 1)
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
 	return kb;
 }
 
@@ -3515,13 +3511,11 @@ static long anon_huge_kb(void)
  */
 static int collapse_elsewhere(void)
 {
-	char buf[32] = "";
-	unsigned long pmd;
+	long pmd = read_long(THP_PMD_SIZE);
 	pid_t pid;
 	int status;
 
-	if (read_text(THP_PMD_SIZE, buf, sizeof(buf)) <= 0 ||
-	    sscanf(buf, "%lu", &pmd) != 1 || !pmd)
+	if (pmd <= 0)
 		return -1;
 	pid = fork();
 	if (pid == 0) {
@@ -3538,7 +3532,7 @@ static int collapse_elsewhere(void)
 		/* EAGAIN: a page was busy (locked, off the LRU); try again */
 		for (i = 0; i < 5; i++)
 			if (!madvise(a, pmd, MADV_COLLAPSE))
-				_exit(anon_huge_kb() - kb >= (long)(pmd >> 10) ? 0 : 3);
+				_exit(anon_huge_kb() - kb >= pmd >> 10 ? 0 : 3);
 			else if (errno != EAGAIN)
 				break;
 		_exit(2);
