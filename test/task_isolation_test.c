@@ -515,9 +515,15 @@ TEST(eagain_then_success)
 /*
  * BY_EXCEPTION (an undefined instruction) and BY_BAD_ACCESS (a NULL
  * pointer) raise a signal of their own (SIGILL or SIGTRAP, SIGSEGV): that
- * signal tells the task, so the isolation signal is not sent.
+ * signal tells the task, so the isolation signal is not sent.  So do the
+ * exceptions that are neither: BY_PROTECTION, x86's #GP (HLT in user
+ * mode, SIGSEGV) or an arm64 alignment abort (an exclusive load from an
+ * odd address, SIGBUS), and BY_DEBUG, x86's #DB (INT1, SIGTRAP).
  */
-enum cause { BY_SYSCALL, BY_PAGE_FAULT, BY_EXCEPTION, BY_BAD_ACCESS };
+enum cause {
+	BY_SYSCALL, BY_PAGE_FAULT, BY_EXCEPTION, BY_BAD_ACCESS,
+	BY_PROTECTION, BY_DEBUG,
+};
 
 static sigjmp_buf trap_jmp;
 static atomic_int trapped;
@@ -531,7 +537,42 @@ static void on_trap(int sig)
 
 static int raises_own_signal(enum cause cause)
 {
-	return cause == BY_EXCEPTION || cause == BY_BAD_ACCESS;
+	return cause != BY_SYSCALL && cause != BY_PAGE_FAULT;
+}
+
+/*
+ * The exceptions of BY_PROTECTION and BY_DEBUG, and what the kernel calls
+ * them in the task_isolation_lost event; NULL where the suite has none.
+ */
+#if defined(__x86_64__)
+#define PROTECTION_CAUSE	"cause=general protection fault"
+#define DEBUG_CAUSE		"cause=debug exception, DR6 0x"
+#elif defined(__aarch64__)
+#define PROTECTION_CAUSE	"cause=alignment fault at 0x"
+#define DEBUG_CAUSE		NULL
+#else
+#define PROTECTION_CAUSE	NULL
+#define DEBUG_CAUSE		NULL
+#endif
+
+static const char *arch_trap_cause(enum cause cause)
+{
+	return cause == BY_PROTECTION ? PROTECTION_CAUSE : DEBUG_CAUSE;
+}
+
+static void arch_trap(enum cause cause)
+{
+#if defined(__x86_64__)
+	if (cause == BY_PROTECTION)
+		asm volatile("hlt");
+	else
+		asm volatile(".byte 0xf1");	/* INT1 (ICEBP) */
+#elif defined(__aarch64__)
+	static char buf[32] __attribute__((aligned(16)));
+	unsigned long val;
+
+	asm volatile("ldxr %0, [%1]" : "=r" (val) : "r" (buf + 1) : "memory");
+#endif
 }
 
 /*
@@ -563,6 +604,7 @@ static void lose_isolation(int cpu, int sig, enum cause cause, int pipe_w)
 		sigaction(SIGILL, &sa, NULL);
 		sigaction(SIGTRAP, &sa, NULL);
 		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
 		if (sigsetjmp(trap_jmp, 1))
 			goto trap;
 	}
@@ -582,6 +624,10 @@ static void lose_isolation(int cpu, int sig, enum cause cause, int pipe_w)
 		break;
 	case BY_BAD_ACCESS:
 		*no_page = 1;
+		break;
+	case BY_PROTECTION:
+	case BY_DEBUG:
+		arch_trap(cause);
 		break;
 	}
 	if (!sig)
@@ -649,6 +695,8 @@ static void lose_own_signal(struct __test_metadata *_metadata,
 
 	if (first_isolated_cpu() < 0)
 		SKIP(return, NO_ISOLATED_CPU);
+	if (cause >= BY_PROTECTION && !arch_trap_cause(cause))
+		SKIP(return, "no such exception on this architecture");
 	status = run_lose(sig, cause, &bytes);
 	ASSERT_TRUE(WIFEXITED(status))
 		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -698,6 +746,16 @@ TEST(exception_own_signal_default)
 TEST(exception_own_signal_sigusr1)
 {
 	lose_own_signal(_metadata, BY_EXCEPTION, SIGUSR1);
+}
+
+TEST(protection_own_signal_default)
+{
+	lose_own_signal(_metadata, BY_PROTECTION, 0);
+}
+
+TEST(debug_own_signal_default)
+{
+	lose_own_signal(_metadata, BY_DEBUG, 0);
 }
 
 TEST(segv_own_signal_default)
@@ -1437,11 +1495,14 @@ static const char *trap_cause(void)
 
 /*
  * A fault or an exception is reported with its own cause, not as the
- * generic "kernel entry" that the core falls back to.
+ * generic "kernel entry" that the core falls back to, nor as an interrupt
+ * that came while the kernel handled it: the first report wins, so the
+ * first task_isolation_lost event must be the fault's.
  */
 static void diagnose_loss(struct __test_metadata *_metadata, enum cause cause,
 			  const char *needle)
 {
+	char line[512];
 	int status, bytes;
 
 	if (!needle)
@@ -1451,8 +1512,10 @@ static void diagnose_loss(struct __test_metadata *_metadata, enum cause cause,
 	status = run_lose(SIGUSR1, cause, &bytes);
 	stop_tracing();
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
-	EXPECT_TRUE(file_contains(TRACEFS "trace", needle, NULL, 0))
-		TH_LOG("no trace event with '%s'", needle);
+	ASSERT_TRUE(file_contains(TRACEFS "trace", "task_isolation_lost:", line, sizeof(line)))
+		TH_LOG("no task_isolation_lost event");
+	EXPECT_TRUE(!!strstr(line, needle))
+		TH_LOG("the first loss event is not '%s': '%s'", needle, line);
 	EXPECT_FALSE(file_contains(TRACEFS "trace", "cause=kernel entry", NULL, 0))
 		TH_LOG("the loss was reported without its cause");
 }
@@ -1465,6 +1528,18 @@ TEST(diagnostics_page_fault)
 TEST(diagnostics_exception)
 {
 	diagnose_loss(_metadata, BY_EXCEPTION, trap_cause());
+}
+
+/* x86 #GP, arm64 alignment abort */
+TEST(diagnostics_protection)
+{
+	diagnose_loss(_metadata, BY_PROTECTION, arch_trap_cause(BY_PROTECTION));
+}
+
+/* x86 #DB */
+TEST(diagnostics_debug)
+{
+	diagnose_loss(_metadata, BY_DEBUG, arch_trap_cause(BY_DEBUG));
 }
 
 /* ---- stress ------------------------------------------------------------ */
