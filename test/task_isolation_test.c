@@ -568,10 +568,10 @@ static void arch_trap(enum cause cause)
 	else
 		asm volatile(".byte 0xf1");	/* INT1 (ICEBP) */
 #elif defined(__aarch64__)
-	static char buf[32] __attribute__((aligned(16)));
+	static unsigned long buf[4];
 	unsigned long val;
 
-	asm volatile("ldxr %0, [%1]" : "=r" (val) : "r" (buf + 1) : "memory");
+	asm volatile("ldxr %0, [%1]" : "=r" (val) : "r" ((char *)buf + 1) : "memory");
 #endif
 }
 
