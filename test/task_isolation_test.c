@@ -518,7 +518,8 @@ TEST(eagain_then_success)
  * signal tells the task, so the isolation signal is not sent.  So do the
  * exceptions that are neither: BY_PROTECTION, x86's #GP (HLT in user
  * mode, SIGSEGV) or an arm64 alignment abort (an exclusive load from an
- * odd address, SIGBUS), and BY_DEBUG, x86's #DB (INT1, SIGTRAP).
+ * odd address, SIGBUS), and BY_DEBUG, x86's #DB (a single-step trap,
+ * SIGTRAP).
  */
 enum cause {
 	BY_SYSCALL, BY_PAGE_FAULT, BY_EXCEPTION, BY_BAD_ACCESS,
@@ -565,8 +566,13 @@ static void arch_trap(enum cause cause)
 #if defined(__x86_64__)
 	if (cause == BY_PROTECTION)
 		asm volatile("hlt");
-	else
-		asm volatile(".byte 0xf1");	/* INT1 (ICEBP) */
+	else	/* set TF: single-step trap (QEMU's TCG takes INT1 for #UD) */
+		asm volatile("add $-128, %%rsp\n\t"	/* step over the red zone */
+			     "pushfq\n\t"
+			     "orq $0x100, (%%rsp)\n\t"
+			     "popfq\n\t"
+			     "nop\n\t"
+			     "sub $-128, %%rsp" ::: "memory", "cc");
 #elif defined(__aarch64__)
 	static unsigned long buf[4];
 	unsigned long val;
