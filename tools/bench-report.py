@@ -295,8 +295,8 @@ class Report:
         out.append("")
         out.append("No task is isolated except in `isolation_enter_leave`.  The IPI rows run before "
                    "any task of the boot asked for isolation, except `ipi_call_function_used`, "
-                   "which runs after `isolation_enter_leave` (the series attaches its IPI sender "
-                   "probes on the first request). \"No measurable change\" "
+                   "which runs right after `isolation_enter_leave` (the series attaches its IPI sender "
+                   "probes on a request and detaches them 10 s after the last one). \"No measurable change\" "
                    "means |(b)/(a) - 1| within the larger relative spread (max-min)/median of "
                    "the two kernels' repetitions (at least 0.1 %).")
         out.append("")

@@ -1119,8 +1119,9 @@ static void *busy(void *arg)
 /*
  * membarrier(PRIVATE_EXPEDITED) from @hk while a sibling runs on @iso.
  * @row "ipi_call_function" runs before any task of the boot asked for
- * isolation, "ipi_call_function_used" after: the series attaches its
- * sender probes to the IPI tracepoints on the first request.
+ * isolation, "ipi_call_function_used" right after one: the series
+ * attaches its sender probes to the IPI tracepoints on a request and
+ * detaches them 10 s after the last one.
  */
 static void cost_call(const char *row, int hk, int iso, long n, int reps)
 {
