@@ -3961,6 +3961,12 @@ static void fuzz_child(struct fuzz *fz, int cpu, int may_isolate, int calls,
 
 	if (pin(cpu) || prefault())
 		FUZZ_FAIL(fz, "cannot pin to cpu %d or lock memory", cpu);
+	/*
+	 * Write the shared page before any isolation: without hardware
+	 * dirty-bit management (arm64 under QEMU) the first write faults,
+	 * and fz->enabled++ runs isolated.
+	 */
+	fz->enabled = 0;
 	sigemptyset(&sa.sa_mask);
 	/*
 	 * Not all take (SIGKILL, SIGSTOP, the C library's own); the fault
