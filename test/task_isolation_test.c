@@ -2111,6 +2111,66 @@ TEST(refused_syscall_bad_number_enosys)
  * (quietly: it is the isolation prctl) and fails with EINVAL; afterwards
  * PR_GET_TASK_ISOLATION and /proc/PID/status agree that it is off.
  */
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH	59
+#define PR_SYS_DISPATCH_ON		1
+#define SYSCALL_DISPATCH_FILTER_ALLOW	0
+#define SYSCALL_DISPATCH_FILTER_BLOCK	1
+#endif
+
+static volatile char sud_selector;
+static atomic_int sud_sigsys;
+
+static void on_sigsys(int sig)
+{
+	sud_sigsys++;
+	sud_selector = SYSCALL_DISPATCH_FILTER_ALLOW;
+}
+
+/*
+ * Syscall User Dispatch comes before the isolation check: a syscall that
+ * it dispatches is not judged by isolation (which would send the
+ * isolation signal and restart it) but raises its SIGSYS, the task's own
+ * signal, which ends isolation quietly.
+ */
+TEST(syscall_user_dispatch_first)
+{
+	int cpu = first_isolated_cpu(), status;
+	pid_t pid;
+
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_selector) &&
+	    errno == EINVAL)
+		SKIP(return, "no Syscall User Dispatch (generic entry architectures only)");
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		struct sigaction sa = { .sa_handler = on_sigsys };
+
+		/* fork() kept the dispatch of the parent's test above */
+		if (pin(cpu) || prefault() || sigaction(SIGSYS, &sa, NULL))
+			_exit(2);
+		catch(SIGUSR1);
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		sud_selector = SYSCALL_DISPATCH_FILTER_BLOCK;
+		syscall(__NR_getppid);
+		if (sud_sigsys != 1)
+			_exit(4);
+		if (handler_ran)
+			_exit(5);
+		if (ti_get() & PR_TASK_ISOLATION_ENABLE)
+			_exit(6);
+		_exit(0);
+	}
+	prctl(PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("4: no SIGSYS, 5: the isolation signal came, 6: still enabled");
+}
+
 TEST(get_after_refused_prctl)
 {
 	static const unsigned long bad[][2] = {
