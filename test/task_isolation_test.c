@@ -2118,7 +2118,7 @@ TEST(refused_syscall_bad_number_enosys)
 #define SYSCALL_DISPATCH_FILTER_BLOCK	1
 #endif
 
-static volatile char sud_selector;
+static char sud_selector;	/* read by the kernel on each syscall */
 static atomic_int sud_sigsys;
 
 static void on_sigsys(int sig)
