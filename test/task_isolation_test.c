@@ -2143,15 +2143,18 @@ TEST(syscall_user_dispatch_first)
 	if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_selector) &&
 	    errno == EINVAL)
 		SKIP(return, "no Syscall User Dispatch (generic entry architectures only)");
+	prctl(PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
 	pid = fork_child();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
 		struct sigaction sa = { .sa_handler = on_sigsys };
 
-		/* fork() kept the dispatch of the parent's test above */
 		if (pin(cpu) || prefault() || sigaction(SIGSYS, &sa, NULL))
 			_exit(2);
 		catch(SIGUSR1);
+		/* Not inherited by fork(); the selector allows until set below */
+		if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &sud_selector))
+			_exit(7);
 		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
 			_exit(3);
 		sud_selector = SYSCALL_DISPATCH_FILTER_BLOCK;
@@ -2164,11 +2167,10 @@ TEST(syscall_user_dispatch_first)
 			_exit(6);
 		_exit(0);
 	}
-	prctl(PR_SET_SYSCALL_USER_DISPATCH, 0, 0, 0, 0);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
 	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("4: no SIGSYS, 5: the isolation signal came, 6: still enabled");
+		TH_LOG("4: no SIGSYS, 5: the isolation signal came, 6: still enabled, 7: no SUD");
 }
 
 TEST(get_after_refused_prctl)
