@@ -7,6 +7,8 @@ BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
 # The test architectures: the rows of tools/arches (the first is the default).
 ARCHES := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { print $$1 }')
 ARCH ?= $(firstword $(ARCHES))
+# What 'make check' boots: arch:config, from the "check" column of tools/arches.
+CHECK_RUNS := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { n = split($$14, c, ","); for (i = 1; i <= n; i++) print $$1 ":" c[i] }')
 CONFIG ?= default
 # make stress: seconds of entering and leaving isolation, then of one hold
 STRESS ?= 300
@@ -22,7 +24,7 @@ all: deps tree patches ## the main job: pinned tree, series replayed, exported a
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
-	@echo "  variables: BUILD=dir (or O=), ARCH=$(subst $(eval) ,|,$(ARCHES)), CONFIG=default|debug,"
+	@echo "  variables: BUILD=dir (or O=), ARCH=$(subst $(eval) ,|,$(ARCHES)), CONFIG=default|debug|debian|debian-rt,"
 	@echo "             VERSION=<debian version> (rebase), FORCE=1 (drop unsaved work, with backup)"
 	@echo "             QUICK=1 (bench: 10 s window, x86_64 only)"
 
@@ -39,7 +41,7 @@ rebase: ## move the series to VERSION=<debian version> of the package
 	@test -n "$(VERSION)" || { echo "usage: make rebase VERSION=<debian version>" >&2; exit 2; }
 	tools/rebase.sh "$(VERSION)"
 
-kernel: ## build the test kernel for ARCH (CONFIG=default|debug)
+kernel: ## build the test kernel for ARCH (CONFIG=default|debug|debian|debian-rt)
 	tools/kernel.sh --arch $(ARCH) --config $(CONFIG)
 
 rootfs: ## build or reuse the cached Debian 12 guest image for ARCH
@@ -56,11 +58,11 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 	$(MAKE) rootfs
 	$(MAKE) boot-test
 
-check: deps tree ## the test command: workflow checks, then a boot test per architecture (tools/arches)
+check: deps tree ## the test command: workflow checks, then a boot test per architecture and config (the check column of tools/arches)
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
 	$(MAKE) checkpatch
-	for a in $(ARCHES); do $(MAKE) boot-check ARCH=$$a || exit 1; done
+	for r in $(CHECK_RUNS); do $(MAKE) boot-check ARCH=$${r%%:*} CONFIG=$${r#*:} || exit 1; done
 
 patches: tree ## format-patch each mail series (cover-letter.txt, cover-letters/) into $(BUILD)/patches/, signed off by you
 	tools/patches.sh

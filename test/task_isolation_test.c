@@ -65,6 +65,7 @@
 #define EAGAIN_TRIES		2000
 #define SYSFS_CPU		"/sys/devices/system/cpu/"
 #define TRACEFS			"/sys/kernel/tracing/"
+#define SYSFS_CLOCKSOURCE	"/sys/devices/system/clocksource/clocksource0/"
 
 /* ---- helpers ---------------------------------------------------------- */
 
@@ -266,6 +267,12 @@ static void catch(int sig)
 /* Counts the rounds of spin_until(), when set: shows that a task runs. */
 static atomic_int *spin_progress;
 
+/*
+ * Called on every round of spin_until(), when set: what an isolated task
+ * does in user space besides spinning (say, read the clock).
+ */
+static void (*spin_hook)(void);
+
 /* Spin on @stop; bounded so that a kernel bug cannot hang the suite. */
 static void spin_until(atomic_int *stop, unsigned long long max)
 {
@@ -274,6 +281,8 @@ static void spin_until(atomic_int *stop, unsigned long long max)
 	for (i = 0; i < max && !*stop && !handler_ran; i++) {
 		if (spin_progress)
 			(*spin_progress)++;
+		if (spin_hook)
+			spin_hook();
 		__asm__ __volatile__("" ::: "memory");
 	}
 }
@@ -1011,6 +1020,8 @@ struct shared {
 	atomic_int entering;		/* the child calls prctl() now */
 	atomic_int spin_after_loss;	/* go on spinning after the signal */
 	atomic_int hog_progress;	/* fair_server_restarted */
+	atomic_int clock_reads, clock_backwards;	/* vdso_clock_while_isolated */
+	atomic_llong clock_first_ns, clock_last_ns;
 };
 
 /*
@@ -3008,6 +3019,150 @@ TEST(clocksource_watchdog_skips_isolated)
 	EXPECT_EQ(0, on_isolated) TH_LOG("%d of %d visits on isolated CPUs: %s",
 					 on_isolated, visits, bad);
 	TH_LOG("%d watchdog visits in %d ms, none on an isolated CPU", visits, wait_ms);
+}
+
+/*
+ * The time, read the way programs read it: through the C library, which
+ * uses the vDSO and makes no syscall where the architecture and the
+ * clocksource allow it.  On 32-bit arm the vDSO needs CONFIG_VDSO; without
+ * it, glibc's clock_gettime() is syscall 403 (clock_gettime64).
+ */
+static struct shared *clock_sh;
+
+static void read_clocks(void)
+{
+	struct timespec mono, real;
+	struct timeval tv;
+	long long ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	gettimeofday(&tv, NULL);
+	ns = mono.tv_sec * 1000000000LL + mono.tv_nsec;
+	if (!clock_sh->clock_first_ns)
+		clock_sh->clock_first_ns = ns;
+	if (ns < clock_sh->clock_last_ns)
+		clock_sh->clock_backwards++;
+	clock_sh->clock_last_ns = ns;
+	clock_sh->clock_reads++;
+}
+
+static int clock_reader(struct shared *sh)
+{
+	clock_sh = sh;
+	read_clocks();	/* the vDSO's pages, mapped before isolation */
+	sh->clock_reads = 0;
+	sh->clock_first_ns = 0;
+	spin_hook = read_clocks;
+	return 0;
+}
+
+static const char *current_clocksource(char *buf, size_t len)
+{
+	char *nl;
+
+	if (read_text(SYSFS_CLOCKSOURCE "current_clocksource", buf, len) <= 0)
+		snprintf(buf, len, "unknown");
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return buf;
+}
+
+TEST(vdso_clock_while_isolated)
+{
+	struct shared *sh = shared_page();
+	char cs[64];
+	int cpu, hk;
+	long long ms;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	ASSERT_TRUE(!!sh);
+	/* hold_isolated() fails on a loss: the log names the syscall */
+	TH_LOG("clocksource %s", current_clocksource(cs, sizeof(cs)));
+	hold_isolated(_metadata, cpu, hk, 3, NULL, clock_reader, NULL);
+	ms = (sh->clock_last_ns - sh->clock_first_ns) / 1000000;
+	EXPECT_LT(1000, sh->clock_reads) TH_LOG("%d clock reads", sh->clock_reads);
+	EXPECT_EQ(0, sh->clock_backwards) TH_LOG("CLOCK_MONOTONIC went back");
+	/* The isolated task saw the time go by, as the test process did */
+	EXPECT_LE(2000, ms) TH_LOG("the clock moved %lld ms in a 3 s hold", ms);
+}
+
+#define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+
+/* A value of /proc/vmstat, or -1 */
+static long vmstat(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			v = atol(line + n + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* A child on @hk that keeps writing 32 MiB of its own, until killed */
+static pid_t memory_toucher(int hk)
+{
+	pid_t pid = fork_child();
+
+	if (pid == 0) {
+		size_t len = 32 << 20;
+		char *p, c = 0;
+
+		if (pin(hk))
+			_exit(2);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(3);
+		for (;;)
+			memset(p, c++, len);
+	}
+	return pid;
+}
+
+/*
+ * NUMA balancing on a machine with two nodes: the housekeeping CPU's
+ * remote tick of the isolated CPU must not queue the scan work there
+ * (task_tick_numa() -> task_work_add() -> kick_process(), an IPI), while
+ * a task on the housekeeping CPU is still scanned (numa_pte_updates
+ * grows).  The scan starts after a second of the task's runtime.
+ */
+TEST(numa_balancing_while_isolated)
+{
+	int cpu, hk, nodes[MAX_CPUS];
+	char saved[8] = "";
+	long before, after;
+	pid_t toucher;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (read_text(NUMA_BALANCING, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no NUMA balancing (CONFIG_NUMA_BALANCING)");
+	if (read_cpulist("/sys/devices/system/node/online", nodes, MAX_CPUS) < 2)
+		SKIP(return, "needs two NUMA nodes (NUMA balancing is off on one)");
+	ASSERT_EQ(0, write_file(NUMA_BALANCING, "1"));
+	toucher = memory_toucher(hk);
+	ASSERT_LT(0, toucher) TH_LOG("fork: %s", strerror(errno));
+	before = vmstat("numa_pte_updates");
+	hold_isolated(_metadata, cpu, hk, 10, NULL, NULL, NULL);
+	after = vmstat("numa_pte_updates");
+	kill(toucher, SIGKILL);
+	waitpid(toucher, NULL, 0);
+	write_file(NUMA_BALANCING, saved);
+	ASSERT_LE(0, before) TH_LOG("no numa_pte_updates in /proc/vmstat");
+	EXPECT_LT(before, after)
+		TH_LOG("NUMA balancing scanned nothing on cpu %d: the test proves nothing", hk);
 }
 
 /* Read @path to its end; 0 if that worked. */

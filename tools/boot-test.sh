@@ -7,7 +7,8 @@
 usage() {
 	cat <<EOF
 usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
-                          [--config default|debug] [--cpus N] [--isolate LIST]
+                          [--config ${CONFIGS// /|}] [--cpus N] [--isolate LIST]
+                          [--nodes N]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
                           [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
                           [--stress S [--stress-hold S]]
@@ -16,7 +17,10 @@ Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
 disk made from test/ (built here for <arch>, statically), with N vCPUs
 (default 4): CPU 0 does housekeeping, LIST (default 1-<N-1>) is isolated
-with isolcpus=nohz,domain,LIST nohz_full=LIST (plus the bootargs of tools/arches, none today).
+with isolcpus=nohz,domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST and
+no irqaffinity= (plus the bootargs of tools/arches, none today).  A kernel
+built with CONFIG_NUMA boots on two NUMA nodes (--nodes, default 2, else
+1): the CPUs and memory split in halves, CPU 0 on node 0.
 The guest prints KTAP on the serial console; each --extra program (a C file
 is cross-compiled) runs as a test of its own: exit 0 pass, 4 skip.  Where
 the architecture has a 32-bit user space (the compat column of
@@ -29,7 +33,8 @@ The boot fails (exit 1, reason on the last line) on a failed test, a
 missing plan or fewer results than planned (in the suite too), a missing
 suite, /sys/devices/system/cpu/task_isolation not listing exactly LIST
 (test isolated_cpus_match_cmdline), a SKIP that test/expected-skips does
-not allow for <arch> (an --extra program's too), a timeout (--timeout,
+not allow for <arch> and the kernel's .config (an --extra program's too),
+a timeout (--timeout,
 default 900 s; the guest is killed), no console output for --hang seconds
 (default 300), a panic, Oops, BUG, WARNING, lockdep, KASAN, UBSAN, RCU
 stall or hung task report anywhere on the console (power-off included).
@@ -48,7 +53,7 @@ Exit codes: 0 passed, 1 failed, 2 usage, 3 missing tool, 5 missing input.
 EOF
 }
 
-arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300
+arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300 nodes=""
 hold=10 suite=1 extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -57,6 +62,7 @@ while [ $# -gt 0 ]; do
 	--config) need_value "$@"; variant=$2; shift 2 ;;
 	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
 	--isolate) need_value "$@"; isolate=$2; shift 2 ;;
+	--nodes) need_value "$@"; nodes=$2; shift 2 ;;
 	--extra) need_value "$@"; extras+=("$2"); shift 2 ;;
 	--timeout) need_value "$@"; timeout=$2; timeout_set=1; shift 2 ;;
 	--hang) need_value "$@"; hang=$2; hang_set=1; shift 2 ;;
@@ -101,6 +107,11 @@ rootfs=$(rootfs_image "$arch")
 objdir=$(dirname "$kernel")
 while [ ! -f "$objdir/.config" ] && [ "$objdir" != / ]; do objdir=$(dirname "$objdir"); done
 hdrs=$objdir/usr/include
+if [ -z "$nodes" ]; then
+	nodes=1
+	! grep -qx 'CONFIG_NUMA=y' "$objdir/.config" 2>/dev/null || nodes=2
+fi
+[[ $nodes =~ ^[1-9][0-9]*$ ]] || die $E_USAGE "--nodes takes a number of NUMA nodes, not '$nodes'"
 
 mode=$variant
 [ "$stress" = 0 ] || mode=$variant-stress
@@ -151,7 +162,7 @@ mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of 
 boot_once() {
 	local start
 	start=$(date +%s)
-	progress "booting $(basename "$kernel") ($arch, $cpus cpus, isolated $isolate); console: $console"
+	progress "booting $(basename "$kernel") ($arch, $cpus cpus on $nodes NUMA node(s), isolated $isolate); console: $console"
 	QEMU_WATCH_RE='^ *(not )?ok [0-9]+|ti-init' QEMU_WATCH_EVERY=30 \
 		qemu_watch "$console" "$timeout" "$hang"	# lib.sh
 	verdict=$QEMU_VERDICT
@@ -161,7 +172,7 @@ boot_once() {
 }
 
 cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs
-qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
+QEMU_NODES=$nodes qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
 # An overloaded host can make the emulated local APIC timer fail its boot-time
@@ -179,6 +190,7 @@ done
 
 # 3. Judge: the allowed SKIPs are in test/expected-skips.
 report_args=(--arch "$arch" --isolated-cpus "$expanded" "${allow_skip[@]}")
+[ ! -f "$objdir/.config" ] || report_args+=(--kconfig "$objdir/.config")
 [ $suite = 1 ] || report_args+=(--no-suite)
 python3 "$TOP/tools/ktap-report.py" --console "$console" --outdir "$run" \
 	--suite-name "task_isolation-$arch-$variant" --verdict "$verdict" "${report_args[@]}"

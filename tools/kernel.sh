@@ -5,7 +5,7 @@
 
 usage() {
 	cat <<EOF
-usage: tools/kernel.sh [--arch $(arch_list | paste -sd"|" -)] [--config default|debug]
+usage: tools/kernel.sh [--arch $(arch_list | paste -sd"|" -)] [--config ${CONFIGS// /|}]
                        [--set CONFIG_FOO=val]... [--src DIR] [--obj DIR]
                        [--print-image] [-- extra make arguments]
 
@@ -13,6 +13,11 @@ Builds the kernel in --src (default \$BUILD/linux, the checked-out branch)
 into --obj (default \$BUILD/obj/<arch>-<config>), from allnoconfig plus
 configs/common.config, configs/<arch>.config and, for --config debug,
 configs/debug.config and configs/<arch>-debug.config, then --set lines.
+--config debian and debian-rt start instead from Debian's own config of the
+pinned version (flavour none or rt, tools/debian-config.sh) with every
+module turned off (mod2noconfig), then configs/debian.config and --set.
+Every option that the suite's test/in-tree/config lists and that ARCH
+defines must be in the final .config too (exit 5 otherwise).
 Every fragment line must survive into the final .config or the build stops
 (exit 5) naming the symbols.  The config is regenerated only when the
 fragments change; make itself is incremental; the compiler runs via ccache.
@@ -68,30 +73,46 @@ want=$obj/fragment.config
 	for s in "${sets[@]}"; do echo "$s"; done
 } | sed -e 's/#.*//' -e '/^[[:space:]]*$/d' >"$want.new"
 
+# The starting point: allnoconfig, or Debian's config with its modules off.
+flavour=$(config_flavour "$config")
+if [ -n "$flavour" ]; then
+	debian=$("$TOP/tools/debian-config.sh" --arch "$arch" --flavour "$flavour")
+	# The fragment file carries the starting point's checksum, so that a new
+	# Debian config reconfigures like a changed fragment does.
+	echo "# starting point: $(sha256sum <"$debian" | cut -c1-64)" >>"$want.new"
+fi
 if [ ! -f "$obj/.config" ] || ! cmp -s "$want.new" "$want"; then
-	progress "configuring $arch-$config (allnoconfig + ${#frags[@]} fragment(s))"
 	mv "$want.new" "$want"
-	"${kmake[@]}" KCONFIG_ALLCONFIG="$want" allnoconfig >"$obj/config.log" 2>&1 ||
-		die $E_INPUT "configuration failed; see $obj/config.log"
+	if [ -n "$flavour" ]; then
+		progress "configuring $arch-$config (Debian's $(basename "$debian"), mod2noconfig, ${#frags[@]} fragment(s))"
+		cp "$debian" "$obj/.config"
+		{
+			"${kmake[@]}" mod2noconfig &&
+				"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$want" &&
+				"${kmake[@]}" olddefconfig
+		} >"$obj/config.log" 2>&1 ||
+			die $E_INPUT "configuration failed; see $obj/config.log"
+	else
+		progress "configuring $arch-$config (allnoconfig + ${#frags[@]} fragment(s))"
+		"${kmake[@]}" KCONFIG_ALLCONFIG="$want" allnoconfig >"$obj/config.log" 2>&1 ||
+			die $E_INPUT "configuration failed; see $obj/config.log"
+	fi
 else
 	rm -f "$want.new"
 	"${kmake[@]}" olddefconfig >"$obj/config.log" 2>&1 ||
 		die $E_INPUT "olddefconfig failed; see $obj/config.log"
 fi
 
-# Every requested value must be in the final config.
-bad=$(awk -F= '
-	NR == FNR { want[$1] = substr($0, length($1) + 2); next }
-	/^CONFIG_/ { i = index($0, "="); have[substr($0, 1, i - 1)] = substr($0, i + 1) }
-	END {
-		for (k in want) {
-			v = (k in have) ? have[k] : "n"
-			if (v != want[k]) printf "  %s: wanted %s, got %s\n", k, want[k], v
-		}
-	}' "$want" "$obj/.config" | sort)
+# Every requested value must be in the final config, and so must every
+# option of the suite's own config that this architecture defines.
+bad=$(config_missing "$want" "$obj/.config")
 [ -z "$bad" ] || die $E_INPUT "config symbols did not take (missing dependency or unknown symbol):
 $bad
   fix configs/*.config (see $obj/.config)"
+bad=$(suite_config_missing "$src" "$arch" "$obj/.config")
+[ -z "$bad" ] || die $E_INPUT "the $arch-$config kernel lacks options the suite needs (test/in-tree/config):
+$bad
+  add them to the fragments of $config (configs/)"
 
 progress "building $arch-$config $target in $obj (log: $obj/build.log)"
 start=$(date +%s)

@@ -101,8 +101,22 @@ def expand_cpus(cpus):
     return out
 
 
-def load_expected_skips(path, arch, isolated):
-    """The names test/expected-skips allows to skip here, with its why."""
+def load_kconfig(path):
+    """The CONFIG_ symbols set (y or m or a value) in a kernel's .config."""
+    have = set()
+    with open(path) as f:
+        for line in f:
+            m = re.match(r'(CONFIG_[A-Za-z0-9_]+)=', line)
+            if m:
+                have.add(m.group(1))
+    return have
+
+
+def load_expected_skips(path, arch, isolated, kconfig=None):
+    """The names test/expected-skips allows to skip here, with its why.
+
+    kconfig is the set of symbols the kernel under test has (None: unknown,
+    so that a "!CONFIG_X" line allows nothing)."""
     allowed = {}
     with open(path) as f:
         for no, line in enumerate(f, 1):
@@ -113,12 +127,14 @@ def load_expected_skips(path, arch, isolated):
                 raise ValueError(f'{path}:{no}: want "arch test when [why]"')
             arches, name, when = fields[:3]
             why = fields[3].strip() if len(fields) > 3 else ''
-            m = re.fullmatch(r'always|isolated<([0-9]+)', when)
+            m = re.fullmatch(r'always|isolated<([0-9]+)|!(CONFIG_[A-Za-z0-9_]+)', when)
             if not m:
-                raise ValueError(f'{path}:{no}: "when" is always or isolated<N, not {when!r}')
+                raise ValueError(f'{path}:{no}: "when" is always, isolated<N or !CONFIG_X, not {when!r}')
             if arches != '*' and arch not in arches.split(','):
                 continue
             if m.group(1) and (isolated is None or isolated >= int(m.group(1))):
+                continue
+            if m.group(2) and (kconfig is None or m.group(2) in kconfig):
                 continue
             allowed[name] = why or when
     return allowed
@@ -139,6 +155,8 @@ def main(argv=None):
                     help='a test that may SKIP in this run too (repeatable)')
     ap.add_argument('--no-suite', action='store_true',
                     help=f'{SUITE} was not meant to run (boot-test.sh --no-suite)')
+    ap.add_argument('--kconfig', metavar='FILE',
+                    help='the .config of the kernel under test, for "!CONFIG_X" in test/expected-skips')
     ap.add_argument('--expected-skips', default=EXPECTED_SKIPS, metavar='FILE', help=argparse.SUPPRESS)
     ap.add_argument('--self-test', action='store_true',
                     help='judge hand-made console logs and check the verdicts (needs the KTAP parser)')
@@ -153,7 +171,8 @@ def main(argv=None):
 
     isolated = len(expand_cpus(args.isolated_cpus)) if args.isolated_cpus is not None else None
     try:
-        allowed = load_expected_skips(args.expected_skips, args.arch, isolated)
+        kconfig = load_kconfig(args.kconfig) if args.kconfig else None
+        allowed = load_expected_skips(args.expected_skips, args.arch, isolated, kconfig)
     except (OSError, ValueError) as e:
         print(f'boot-test: error: {e}', file=sys.stderr)
         return 5
@@ -329,6 +348,7 @@ def _log(results, plan=None, arch='x86_64', after=''):
 
 NOISO = 'no CPU can run isolated tasks (see /sys/devices/system/cpu/task_isolation)'
 TLB = 'TLB invalidation is broadcast in hardware here: no IPI'
+CGROUP = 'no cgroup v2 freezer'
 NAMES = ['prctl_einval', 'tlb_flush_munmap', 'tlb_flush_mprotect', 'state_visible']
 SELF_TESTS = [
     # (what, console, extra arguments, expected verdict, phrase of the reason)
@@ -351,6 +371,12 @@ SELF_TESTS = [
      'KTAP version 1\n1..2\nok 1 isolated_cpus_match_cmdline\n'
      f'# {SUITE}: not on the test disk\nnot ok 2 {SUITE} # missing\n',
      ['--arch', 'x86_64'], 'FAIL', f'the selftest suite {SUITE} printed no test results (missing)'),
+    ('a skip allowed only without CONFIG_CGROUPS, on a kernel without it',
+     _log([(n, CGROUP if n == 'freezer_cgroup' else '') for n in NAMES + ['freezer_cgroup']]),
+     ['--arch', 'x86_64', '--kconfig', '{tmp}/without.config'], 'PASS', ''),
+    ('the same skip on a kernel with CONFIG_CGROUPS',
+     _log([(n, CGROUP if n == 'freezer_cgroup' else '') for n in NAMES + ['freezer_cgroup']]),
+     ['--arch', 'x86_64', '--kconfig', '{tmp}/with.config'], 'FAIL', 'freezer_cgroup: "' + CGROUP),
 ]
 
 
@@ -360,7 +386,12 @@ def self_test():
     print(f'1..{len(SELF_TESTS)}')
     bad = 0
     with tempfile.TemporaryDirectory(prefix='ktap-report-self-test.') as tmp:
+        with open(os.path.join(tmp, 'with.config'), 'w') as f:
+            f.write('CONFIG_CGROUPS=y\n')
+        with open(os.path.join(tmp, 'without.config'), 'w') as f:
+            f.write('# CONFIG_CGROUPS is not set\n')
         for i, (what, log, extra, want, phrase) in enumerate(SELF_TESTS, 1):
+            extra = [a.replace('{tmp}', tmp) for a in extra]
             con = os.path.join(tmp, f'console{i}.log')
             with open(con, 'w') as f:
                 f.write(log)

@@ -338,9 +338,13 @@ tree_create() {
 CACHE=${TI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/task-isolation}
 export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 
-# Config variants: configs/common.config + configs/<arch>.config, and for
-# debug also configs/debug.config and configs/<arch>-debug.config.
-CONFIGS="default debug"
+# Config variants.  default and debug start from allnoconfig:
+# configs/common.config + configs/<arch>.config, and for debug also
+# configs/debug.config and configs/<arch>-debug.config.  debian and
+# debian-rt start from Debian's own config of the pinned version (flavour
+# none or rt, tools/debian-config.sh), with every module turned off
+# (mod2noconfig) and only configs/debian.config added.
+CONFIGS="default debug debian debian-rt"
 check_config() {
 	case " $CONFIGS " in *" $1 "*) ;; *) bad_usage "--config must be one of: $CONFIGS" ;; esac
 }
@@ -360,14 +364,76 @@ kernel_image() {
 	echo "${3:-$(obj_dir "$1" "$2")}/arch/$SRCARCH/boot/$IMAGE"
 }
 
+# debian_config_path ARCH FLAVOUR: set DEBIAN_CONFIG to where
+# tools/debian-config.sh unpacks Debian's config of ARCH and FLAVOUR (none
+# or rt) for the pinned version, and print it.
+debian_config_path() {
+	local kflavour
+	arch_facts "$1"
+	case $DEBARCH in
+	armhf) kflavour=armmp-lpae ;;
+	*) kflavour=$DEBARCH ;;
+	esac
+	DEBIAN_CONFIG=$CACHE/debian-config/$(base_field version)/config.${DEBARCH}_$2_$kflavour
+	echo "$DEBIAN_CONFIG"
+}
+
+# config_flavour CONFIG: the Debian flavour a config variant starts from
+# (none or rt), or nothing for the allnoconfig-based ones.
+config_flavour() {
+	case $1 in
+	debian) echo none ;;
+	debian-rt) echo rt ;;
+	esac
+}
+
 # config_fragments ARCH CONFIG: the fragments, in order (later lines win).
 config_fragments() {
+	if [ -n "$(config_flavour "$2")" ]; then
+		echo "$TOP/configs/debian.config"
+		return
+	fi
 	echo "$TOP/configs/common.config"
 	echo "$TOP/configs/$1.config"
 	if [ "$2" = debug ]; then
 		echo "$TOP/configs/debug.config"
 		[ ! -f "$TOP/configs/$1-debug.config" ] || echo "$TOP/configs/$1-debug.config"
 	fi
+}
+
+# config_missing WANT CONFIG: the lines "  CONFIG_X: wanted V, got W" of
+# the assignments in WANT (a fragment; comments ignored) that CONFIG (a
+# .config) does not have.  An absent symbol counts as "n".
+config_missing() {
+	awk -F= '
+	NR == FNR { if ($0 ~ /^CONFIG_/) want[$1] = substr($0, length($1) + 2); next }
+	/^CONFIG_/ { i = index($0, "="); have[substr($0, 1, i - 1)] = substr($0, i + 1) }
+	END {
+		for (k in want) {
+			v = (k in have) ? have[k] : "n"
+			if (v != want[k]) printf "  %s: wanted %s, got %s\n", k, want[k], v
+		}
+	}' "$1" "$2" | sort
+}
+
+# SUITE_CONFIG: the options the selftest suite needs (kselftest's "config"
+# file of the in-tree suite).  It lists them for every architecture; an
+# option that only some architectures define applies to those.
+SUITE_CONFIG=$TOP/test/in-tree/config
+
+# suite_config_missing SRC ARCH CONFIG: like config_missing, for the
+# options of SUITE_CONFIG that the Kconfig files of SRC define for ARCH
+# (outside arch/, or under arch/<srcarch>/).
+suite_config_missing() {
+	local src=$1 defined
+	arch_facts "$2"
+	defined=$( {
+		grep -rhoE --include='Kconfig*' --exclude-dir=arch --exclude-dir=tools \
+			'^[[:space:]]*(menu)?config [A-Za-z0-9_]+' "$src"
+		grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config [A-Za-z0-9_]+' "$src/arch/$SRCARCH"
+	} | awk '{ print "CONFIG_" $2 "=" }' | sort -u)
+	grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
+		config_missing /dev/stdin "$3"
 }
 
 # kernel_make SRC OBJ ARCH: set KMAKE to the kernel make command line for
@@ -405,29 +471,41 @@ arch_list() { arch_rows | awk '{ print $1 }'; }
 # empty for the host), COMPAT_CROSS (that of its 32-bit user space, empty
 # for none), IMAGE (the boot image, make target and path under
 # arch/$SRCARCH/boot/), DEBARCH (Debian's name), QEMU, QEMU_MACHINE,
-# QEMU_CPU, CONSOLE, HOST_PKGS and GUEST_PKGS (space-separated) and BOOTARGS.
+# QEMU_CPU, CONSOLE, HOST_PKGS, GUEST_PKGS and CHECK_CONFIGS (space-separated)
+# and BOOTARGS.
 arch_facts() {
 	local row name f
 	row=$(arch_rows | awk -v a="$1" '$1 == a')
 	[ -n "$row" ] || die $E_USAGE "unknown arch '$1' (tools/arches has: $(arch_list | paste -sd' ' -))"
 	read -r name KARCH SRCARCH CROSS COMPAT_CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU \
-		CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS <<<"$row"
-	for f in KARCH SRCARCH CROSS COMPAT_CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE HOST_PKGS GUEST_PKGS BOOTARGS; do
+		CONSOLE HOST_PKGS GUEST_PKGS CHECK_CONFIGS BOOTARGS <<<"$row"
+	for f in KARCH SRCARCH CROSS COMPAT_CROSS IMAGE DEBARCH QEMU QEMU_MACHINE QEMU_CPU CONSOLE HOST_PKGS \
+		GUEST_PKGS CHECK_CONFIGS BOOTARGS; do
 		[ "${!f}" != - ] || printf -v "$f" '%s' ""
 	done
-	HOST_PKGS=${HOST_PKGS//,/ } GUEST_PKGS=${GUEST_PKGS//,/ }
-	[ -n "$QEMU_CPU" ] || die $E_INPUT "tools/arches: the row of $1 has too few columns"
+	HOST_PKGS=${HOST_PKGS//,/ } GUEST_PKGS=${GUEST_PKGS//,/ } CHECK_CONFIGS=${CHECK_CONFIGS//,/ }
+	[ -n "$BOOTARGS$CHECK_CONFIGS" ] || die $E_INPUT "tools/arches: the row of $1 has too few columns"
 }
 
 # qemu_argv ARCH KERNEL CPUS CMDLINE DRIVE...: fill QEMU_ARGV for a TCG guest
 # with a serial console on stdio.  Each DRIVE is "file[,opt...]" (virtio).
+# With QEMU_NODES=N (default 1) the guest has N NUMA nodes: the CPUs and
+# the 1 GiB of memory split evenly, in order (4 CPUs, 2 nodes: CPUs 0-1 and
+# 512 MiB on node 0, CPUs 2-3 and 512 MiB on node 1).
 qemu_argv() {
-	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d
+	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d n nodes=${QEMU_NODES:-1} mem=1024
 	shift 4
 	arch_facts "$arch"
-	QEMU_ARGV=("$QEMU" -accel tcg -smp "$cpus" -m 1024 -nographic -no-reboot
+	QEMU_ARGV=("$QEMU" -accel tcg -smp "$cpus" -m $mem -nographic -no-reboot
 		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline"
 		-M "$QEMU_MACHINE" -cpu "$QEMU_CPU")
+	if [ "$nodes" -gt 1 ]; then
+		[ $((cpus % nodes)) = 0 ] || die $E_USAGE "$cpus CPUs do not split evenly over $nodes NUMA nodes"
+		for ((n = 0; n < nodes; n++)); do
+			QEMU_ARGV+=(-object "memory-backend-ram,id=mem$n,size=$((mem / nodes))M"
+				-numa "node,nodeid=$n,memdev=mem$n,cpus=$((n * cpus / nodes))-$(((n + 1) * cpus / nodes - 1))")
+		done
+	fi
 	for d in "$@"; do
 		QEMU_ARGV+=(-drive "file=$d,if=virtio,format=raw")
 	done
@@ -606,10 +684,14 @@ save_bundles() {
 
 # ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
 # isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh),
-# plus ARCH's bootargs from tools/arches (none today).
+# plus ARCH's bootargs from tools/arches (none today).  The isolation
+# parameters are the ones Documentation/userspace-api/task_isolation.rst
+# tells administrators to use: nohz_full, isolcpus with domain and
+# managed_irq, rcu_nocbs; no irqaffinity=, so that device interrupts go
+# where a distro kernel puts them by default.
 ti_cmdline() {
-	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,$2 nohz_full=$2"
-	c="$c rcu_nocbs=$2 irqaffinity=0"
+	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,managed_irq,$2"
+	c="$c nohz_full=$2 rcu_nocbs=$2"
 	arch_facts "$1"
 	[ -z "$BOOTARGS" ] || c="$c $BOOTARGS"
 	echo "$c"
