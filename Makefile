@@ -45,7 +45,7 @@ kernel: ## build the test kernel for ARCH (CONFIG=default|debug|debian|debian-rt
 	tools/kernel.sh --arch $(ARCH) --config $(CONFIG)
 
 rootfs: ## build or reuse the cached Debian 12 guest image for ARCH
-	tools/rootfs.sh --arch $(ARCH)
+	tools/rootfs.sh --arch $(ARCH) --config $(CONFIG)
 
 boot-test: ## boot ARCH's kernel under QEMU and run the selftest suite
 	tools/boot-test.sh --arch $(ARCH) --config $(CONFIG)

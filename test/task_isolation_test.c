@@ -3047,12 +3047,12 @@ static void read_clocks(void)
 	clock_sh->clock_reads++;
 }
 
-static int clock_reader(struct shared *sh)
+/* Setup of the isolated child: clock_sh is the test's own shared page */
+static int clock_reader(struct shared *unused)
 {
-	clock_sh = sh;
 	read_clocks();	/* the vDSO's pages, mapped before isolation */
-	sh->clock_reads = 0;
-	sh->clock_first_ns = 0;
+	clock_sh->clock_reads = 0;
+	clock_sh->clock_first_ns = 0;
 	spin_hook = read_clocks;
 	return 0;
 }
@@ -3079,6 +3079,7 @@ TEST(vdso_clock_while_isolated)
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
 	ASSERT_TRUE(!!sh);
+	clock_sh = sh;
 	/* hold_isolated() fails on a loss: the log names the syscall */
 	TH_LOG("clocksource %s", current_clocksource(cs, sizeof(cs)));
 	hold_isolated(_metadata, cpu, hk, 3, NULL, clock_reader, NULL);
@@ -3087,6 +3088,79 @@ TEST(vdso_clock_while_isolated)
 	EXPECT_EQ(0, sh->clock_backwards) TH_LOG("CLOCK_MONOTONIC went back");
 	/* The isolated task saw the time go by, as the test process did */
 	EXPECT_LE(2000, ms) TH_LOG("the clock moved %lld ms in a 3 s hold", ms);
+}
+
+/*
+ * A timer-wheel timeout of a task on the housekeeping CPU: recv() with
+ * SO_RCVTIMEO sleeps in schedule_timeout(), an unpinned (global) timer on
+ * that CPU, which the timer migration hierarchy takes over while the CPU
+ * is idle.  Records how late the timeout came, the worst so far.
+ */
+#define TIMEOUT_MS	50
+static long timer_late_max_ms = -1;
+static int timer_timeouts;
+
+static int global_timer_timeout(void)
+{
+	struct timeval tv = { .tv_usec = TIMEOUT_MS * 1000 };
+	struct timespec t0, t1;
+	int sv[2], ret = -1;
+	long ms;
+	char c;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM, 0, sv))
+		return -1;
+	if (setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (recv(sv[0], &c, 1, 0) != -1 || (errno != EAGAIN && errno != EWOULDBLOCK))
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (ms - TIMEOUT_MS > timer_late_max_ms)
+		timer_late_max_ms = ms - TIMEOUT_MS;
+	timer_timeouts++;
+	ret = 0;
+out:
+	close(sv[0]);
+	close(sv[1]);
+	return ret;
+}
+
+/*
+ * The housekeeping CPU sleeps, idle, with a global timer pending, while a
+ * task is isolated: the timer migration hierarchy must neither hand the
+ * timer to the isolated CPU (an interruption) nor leave it to the isolated
+ * CPU's tick, which is stopped (the timeout then comes late, at the
+ * housekeeping CPU's next wakeup for something else).
+ */
+/* Tests longer than the harness's 30 s default (TCG under a loaded host) */
+FIXTURE(slow_noise) {
+	int unused;
+};
+
+FIXTURE_SETUP(slow_noise)
+{
+}
+
+FIXTURE_TEARDOWN(slow_noise)
+{
+}
+
+TEST_F_TIMEOUT(slow_noise, housekeeping_timers_while_isolated, 120)
+{
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	timer_late_max_ms = -1;
+	timer_timeouts = 0;
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, global_timer_timeout);
+	EXPECT_LT(10, timer_timeouts) TH_LOG("%d timeouts in 3 s", timer_timeouts);
+	EXPECT_GT(TIMEOUT_MS, timer_late_max_ms)
+		TH_LOG("a %d ms timeout came %ld ms late", TIMEOUT_MS, timer_late_max_ms);
+	TH_LOG("%d timeouts of %d ms, at most %ld ms late",
+	       timer_timeouts, TIMEOUT_MS, timer_late_max_ms);
 }
 
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
@@ -3138,7 +3212,12 @@ static pid_t memory_toucher(int hk)
  * a task on the housekeeping CPU is still scanned (numa_pte_updates
  * grows).  The scan starts after a second of the task's runtime.
  */
-TEST(numa_balancing_while_isolated)
+static int nothing(void)
+{
+	return 0;
+}
+
+TEST_F_TIMEOUT(slow_noise, numa_balancing_while_isolated, 120)
 {
 	int cpu, hk, nodes[MAX_CPUS];
 	char saved[8] = "";
@@ -3155,7 +3234,8 @@ TEST(numa_balancing_while_isolated)
 	toucher = memory_toucher(hk);
 	ASSERT_LT(0, toucher) TH_LOG("fork: %s", strerror(errno));
 	before = vmstat("numa_pte_updates");
-	hold_isolated(_metadata, cpu, hk, 10, NULL, NULL, NULL);
+	/* No other load on @hk than the toucher */
+	hold_isolated(_metadata, cpu, hk, 10, NULL, NULL, nothing);
 	after = vmstat("numa_pte_updates");
 	kill(toucher, SIGKILL);
 	waitpid(toucher, NULL, 0);

@@ -5,7 +5,8 @@
 
 usage() {
 	cat <<EOF2
-usage: tools/rootfs.sh [--arch $(arch_list | paste -sd"|" -)] [--kernel IMAGE] [--print]
+usage: tools/rootfs.sh [--arch $(arch_list | paste -sd"|" -)] [--config ${CONFIGS// /|}]
+                      [--kernel IMAGE] [--print] [--check]
 
 Builds a Debian 12 (bookworm) ext4 image from the recipe in rootfs/
 (debootstrap --variant=minbase plus rootfs/packages and the arch's guestpkgs
@@ -14,7 +15,8 @@ and caches it as \$TI_CACHE/rootfs/<debarch>-<recipe hash>.ext4, so it is
 rebuilt only when rootfs/ changes.  Foreign architectures are built with
 "debootstrap --foreign"; the second stage then runs inside the guest under
 qemu-system-<arch> with the kernel given by --kernel (default: the one that
-'make kernel ARCH=<arch>' builds).  No binfmt_misc, no loop mounts.
+'make kernel ARCH=<arch> CONFIG=<config>' builds, --config default).  No
+binfmt_misc, no loop mounts.
 
 --print  print the image path (building it if needed) as the last line.
 --check  print the image path if it is built, else exit 1 (build nothing).
@@ -23,17 +25,19 @@ Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool.
 EOF2
 }
 
-arch=$(arch_list | head -n 1) kernel="" check=0
+arch=$(arch_list | head -n 1) kernel="" check=0 config=default
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
 	--kernel) need_value "$@"; kernel=$2; shift 2 ;;
+	--config) need_value "$@"; config=$2; shift 2 ;;
 	--print) shift ;;
 	--check) check=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) bad_usage "unknown option: $1" ;;
 	esac
 done
+check_config "$config"
 arch_facts "$arch"
 img=$(rootfs_image "$arch")
 if [ -f "$img" ]; then
@@ -48,8 +52,8 @@ start_log "rootfs-$arch"
 foreign=()
 [ "$DEBARCH" = "$(dpkg --print-architecture)" ] || foreign=(--foreign)
 if [ ${#foreign[@]} -gt 0 ]; then
-	kernel=${kernel:-$(kernel_image "$arch" default)}
-	[ -f "$kernel" ] || die $E_FAIL "the $arch second stage boots a kernel: build it first (make kernel ARCH=$arch) or pass --kernel"
+	kernel=${kernel:-$(kernel_image "$arch" "$config")}
+	[ -f "$kernel" ] || die $E_FAIL "the $arch second stage boots a kernel: build it first (make kernel ARCH=$arch CONFIG=$config) or pass --kernel"
 fi
 dir=$BUILD/rootfs-$DEBARCH
 rm -rf "$dir"
