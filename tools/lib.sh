@@ -490,8 +490,9 @@ arch_facts() {
 # qemu_argv ARCH KERNEL CPUS CMDLINE DRIVE...: fill QEMU_ARGV for a TCG guest
 # with a serial console on stdio.  Each DRIVE is "file[,opt...]" (virtio).
 # With QEMU_NODES=N (default 1) the guest has N NUMA nodes: the CPUs and
-# the 1 GiB of memory split evenly, in order, a socket per node (4 CPUs, 2
-# nodes: CPUs 0-1 and 512 MiB on node 0, CPUs 2-3 and 512 MiB on node 1).
+# the 1 GiB of memory split evenly, in order, a last-level cache per node
+# (4 CPUs, 2 nodes: CPUs 0-1 and 512 MiB on node 0, CPUs 2-3 and 512 MiB on
+# node 1).
 qemu_argv() {
 	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d n nodes=${QEMU_NODES:-1} mem=1024 smp
 	shift 4
@@ -499,9 +500,15 @@ qemu_argv() {
 	smp=$cpus
 	if [ "$nodes" -gt 1 ]; then
 		[ $((cpus % nodes)) = 0 ] || die $E_USAGE "$cpus CPUs do not split evenly over $nodes NUMA nodes"
-		# A socket per node: CPUs of one node share their caches, not
-		# with the other node's (x86 warns about an LLC across nodes)
-		smp="$cpus,sockets=$nodes,cores=$((cpus / nodes)),threads=1"
+		# The CPUs of one node share a last-level cache, not with the
+		# other node's (x86 warns about an LLC across nodes): a socket
+		# per node, or on x86 a die per node in one socket, since x86
+		# checks the TSCs of CPUs in different sockets for sync, which
+		# fails under TCG and costs the guest its TSC clocksource.
+		case $KARCH in
+		x86_64) smp="$cpus,sockets=1,dies=$nodes,cores=$((cpus / nodes)),threads=1" ;;
+		*) smp="$cpus,sockets=$nodes,cores=$((cpus / nodes)),threads=1" ;;
+		esac
 	fi
 	QEMU_ARGV=("$QEMU" -accel tcg -smp "$smp" -m $mem -nographic -no-reboot
 		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline"
