@@ -494,25 +494,26 @@ arch_facts() {
 # (4 CPUs, 2 nodes: CPUs 0-1 and 512 MiB on node 0, CPUs 2-3 and 512 MiB on
 # node 1).
 qemu_argv() {
-	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d n nodes=${QEMU_NODES:-1} mem=1024 smp
+	local arch=$1 kernel=$2 cpus=$3 cmdline=$4 d n nodes=${QEMU_NODES:-1} mem=1024 smp cpu_opt=""
 	shift 4
 	arch_facts "$arch"
 	smp=$cpus
 	if [ "$nodes" -gt 1 ]; then
 		[ $((cpus % nodes)) = 0 ] || die $E_USAGE "$cpus CPUs do not split evenly over $nodes NUMA nodes"
-		# The CPUs of one node share a last-level cache, not with the
-		# other node's (x86 warns about an LLC across nodes): a socket
-		# per node, or on x86 a die per node in one socket, since x86
-		# checks the TSCs of CPUs in different sockets for sync, which
-		# fails under TCG and costs the guest its TSC clocksource.
+		# The CPUs of one node must not share a last-level cache with
+		# the other node's (x86 warns about an LLC across nodes): a
+		# socket per node; on x86 one socket without an L3 cache
+		# instead (the L2 is per core), since x86 checks the TSCs of
+		# CPUs in different sockets for sync, which fails under TCG
+		# and costs the guest its TSC clocksource.
 		case $KARCH in
-		x86_64) smp="$cpus,sockets=1,dies=$nodes,cores=$((cpus / nodes)),threads=1" ;;
+		x86_64) cpu_opt=,l3-cache=off ;;
 		*) smp="$cpus,sockets=$nodes,cores=$((cpus / nodes)),threads=1" ;;
 		esac
 	fi
 	QEMU_ARGV=("$QEMU" -accel tcg -smp "$smp" -m $mem -nographic -no-reboot
 		-kernel "$kernel" -append "console=$CONSOLE panic=-1 $cmdline"
-		-M "$QEMU_MACHINE" -cpu "$QEMU_CPU")
+		-M "$QEMU_MACHINE" -cpu "$QEMU_CPU$cpu_opt")
 	if [ "$nodes" -gt 1 ]; then
 		for ((n = 0; n < nodes; n++)); do
 			QEMU_ARGV+=(-object "memory-backend-ram,id=mem$n,size=$((mem / nodes))M"
