@@ -27,6 +27,10 @@ with a scratch build directory there, checks as KTAP:
   - every tools/*.sh rejects an unknown option, and each of its options
     that takes a value when the value is missing, with its usage and exit 2
     (no script runs: the build directory given to them does not exist);
+  - every test kernel must have the options of the suite's config that
+    its architecture defines (tools/kernel.sh's check, on a fabricated
+    tree), and a two-node guest gets a socket, half the CPUs and half the
+    memory per node;
   - with --rebase VERSION: 'make rebase' moves the series to that version.
 Takes about three minutes (two imports).  --quick runs only the checks that
 need no kernel tree (the two self-tests and the option checks), in
@@ -56,7 +60,7 @@ run() { BUILD=$SB "$@"; }
 
 n=0 failed=0 skipped=0
 mapfile -t scripts < <(cd "$R/tools" && ls -- *.sh | grep -vx lib.sh)
-planned=$((2 + ${#scripts[@]}))
+planned=$((4 + ${#scripts[@]}))
 [ $quick = 1 ] || planned=$((planned + 11))
 [ -n "$rebase" ] && planned=$((planned + 1))
 echo "KTAP version 1"
@@ -135,6 +139,34 @@ check_bench() {
 		python3 "$R/tools/bench-report.py" --self-test
 }
 
+# 11. The suite's config in every test kernel (suite_config_missing, the
+# check tools/kernel.sh makes), and the NUMA guest's QEMU arguments, on
+# a fabricated tree: an option the architecture defines and the config
+# lacks is named, one only another architecture defines is not.
+check_suite_config() {
+	local t=$scratch/kconfig got want
+	mkdir -p "$t/src/init" "$t/src/arch/x86" "$t/src/arch/arm"
+	printf 'config FOO\n\tbool "foo"\n' >"$t/src/init/Kconfig"
+	printf 'config BAR\n\tbool "bar"\n' >"$t/src/arch/x86/Kconfig"
+	printf 'config BAZ\n\tbool "baz"\n' >"$t/src/arch/arm/Kconfig.cpu"
+	printf 'CONFIG_FOO=y\nCONFIG_BAR=y\nCONFIG_BAZ=y\n' >"$t/suite.config"
+	printf 'CONFIG_FOO=y\n# CONFIG_BAR is not set\n' >"$t/.config"
+	got=$( (SUITE_CONFIG=$t/suite.config; . "$R/tools/lib.sh"; SUITE_CONFIG=$t/suite.config
+		suite_config_missing "$t/src" x86_64 "$t/.config") 2>&1)
+	want="  CONFIG_BAR: wanted y, got n"
+	if [ "$got" = "$want" ]; then
+		result OK "every test kernel has the suite's config options its architecture defines (x86_64: BAR named, arm's BAZ not)"
+	else
+		result FAIL "every test kernel has the suite's config options its architecture defines" "got '$got'"
+	fi
+	got=$( (. "$R/tools/lib.sh"; QEMU_NODES=2 qemu_argv arm64 /k 4 x /d; echo "${QEMU_ARGV[*]}") 2>&1)
+	case $got in
+	*"-smp 4,sockets=2,cores=2,threads=1 "*"-numa node,nodeid=0,memdev=mem0,cpus=0-1 "*"-numa node,nodeid=1,memdev=mem1,cpus=2-3 "*)
+		result OK "a two-node guest: a socket, half the CPUs and half the memory per node" ;;
+	*) result FAIL "a two-node guest: a socket, half the CPUs and half the memory per node" "got '$got'" ;;
+	esac
+}
+
 finish() {
 	[ $keep = 1 ] || rm -rf "$scratch"
 	echo "$((n - failed - skipped)) passed, $failed failed, $skipped skipped"
@@ -145,6 +177,7 @@ if [ $quick = 1 ]; then
 	check_judge
 	check_bench
 	check_options
+	check_suite_config
 	finish
 	exit
 fi
@@ -265,6 +298,7 @@ fi
 check_judge
 check_bench
 check_options
+check_suite_config
 
 if [ -n "$rebase" ]; then
 	expect_rc 0 "make rebase VERSION=$rebase" run "$R/tools/rebase.sh" "$rebase"
