@@ -3078,7 +3078,7 @@ static int vdso_clocksource(const char *cs)
 	};
 	unsigned int i;
 
-	for (i = 0; i < sizeof(vdso) / sizeof(vdso[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(vdso); i++)
 		if (!strcmp(cs, vdso[i]))
 			return 1;
 	return 0;
@@ -3198,7 +3198,7 @@ TEST_F_TIMEOUT(slow_noise, housekeeping_timers_while_isolated, 120)
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 /* A value of /proc/vmstat, or -1 */
-static long vmstat(const char *key)
+static long vmstat_value(const char *key)
 {
 	char line[256];
 	size_t n = strlen(key);
@@ -3265,10 +3265,10 @@ TEST_F_TIMEOUT(slow_noise, numa_balancing_while_isolated, 120)
 	ASSERT_EQ(0, write_file(NUMA_BALANCING, "1"));
 	toucher = memory_toucher(hk);
 	ASSERT_LT(0, toucher) TH_LOG("fork: %s", strerror(errno));
-	before = vmstat("numa_pte_updates");
+	before = vmstat_value("numa_pte_updates");
 	/* No other load on @hk than the toucher */
 	hold_isolated(_metadata, cpu, hk, 10, NULL, NULL, nothing);
-	after = vmstat("numa_pte_updates");
+	after = vmstat_value("numa_pte_updates");
 	kill(toucher, SIGKILL);
 	waitpid(toucher, NULL, 0);
 	write_file(NUMA_BALANCING, saved);
