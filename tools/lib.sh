@@ -699,10 +699,10 @@ save_bundles() {
 # ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
 # isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh),
 # plus ARCH's bootargs from tools/arches (none today).  The isolation
-# parameters are the ones Documentation/userspace-api/task_isolation.rst
-# tells administrators to use: nohz_full, isolcpus with domain and
-# managed_irq, rcu_nocbs; no irqaffinity=, so that device interrupts go
-# where a distro kernel puts them by default.
+# parameters are those of Documentation/userspace-api/task_isolation.rst
+# (nohz_full, isolcpus with domain and managed_irq), plus rcu_nocbs (which
+# nohz_full implies) and minus irqaffinity=: the guests' device interrupts
+# go where a distro kernel puts them by default, and the suite passes so.
 ti_cmdline() {
 	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,managed_irq,$2"
 	c="$c nohz_full=$2 rcu_nocbs=$2"
