@@ -502,12 +502,13 @@ qemu_argv() {
 		[ $((cpus % nodes)) = 0 ] || die $E_USAGE "$cpus CPUs do not split evenly over $nodes NUMA nodes"
 		# The CPUs of one node must not share a last-level cache with
 		# the other node's (x86 warns about an LLC across nodes): a
-		# socket per node; on x86 one socket without an L3 cache
-		# instead (the L2 is per core), since x86 checks the TSCs of
-		# CPUs in different sockets for sync, which fails under TCG
-		# and costs the guest its TSC clocksource.
+		# socket per node.  On x86 two sockets would cost the guest its
+		# TSC clocksource (the TSC sync check between sockets fails
+		# under TCG): one socket, no L3, and Intel's cache topology
+		# (CPUID leaf 4: an L2 per core; QEMU's default vendor for TCG
+		# reports the LLC per package).
 		case $KARCH in
-		x86_64) cpu_opt=,l3-cache=off ;;
+		x86_64) cpu_opt=,vendor=GenuineIntel,l3-cache=off ;;
 		*) smp="$cpus,sockets=$nodes,cores=$((cpus / nodes)),threads=1" ;;
 		esac
 	fi
