@@ -3686,12 +3686,28 @@ static int perf_freq_event(void)
 	return count >= 64 ? 0 : -1;
 }
 
+/*
+ * Does flipping a static key stop every CPU?  With CONFIG_JUMP_LABEL and
+ * no deferred instruction sync (32-bit arm), a static key is patched
+ * under stop_machine(), which interrupts an isolated CPU by design.
+ * Frequency-mode perf events, the freezer and the BPF JIT flip keys.
+ */
+static int static_keys_stop_cpus(void)
+{
+	return kallsyms_has("arch_jump_label_transform") &&
+	       !kallsyms_has("ct_set_cpu_work");
+}
+#define STATIC_KEYS_STOP_CPUS \
+	"static keys are patched under stop_machine() here (32-bit arm)"
+
 TEST(perf_freq_event_while_isolated)
 {
 	int cpu, hk;
 
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
+	if (static_keys_stop_cpus())
+		SKIP(return, "the first frequency event flips a static key: " STATIC_KEYS_STOP_CPUS);
 	if (perf_freq_event())
 		SKIP(return, "no software perf events (CONFIG_PERF_EVENTS): %s",
 		     strerror(errno));
@@ -3940,6 +3956,8 @@ TEST(bpf_jit_while_isolated)
 		return;
 	if (tlb_flush_by_ipi())
 		SKIP(return, "x86: kernel TLB flushes around JIT memory interrupt every CPU");
+	if (static_keys_stop_cpus())
+		SKIP(return, "loading a program flips static keys: " STATIC_KEYS_STOP_CPUS);
 	if (read_text(BPF_JIT_ENABLE, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no BPF JIT (CONFIG_BPF_JIT)");
 	ASSERT_EQ(0, write_file(BPF_JIT_ENABLE, "1"));
@@ -4029,6 +4047,8 @@ TEST(madv_collapse_while_isolated)
 		SKIP(return, "no transparent huge pages (CONFIG_TRANSPARENT_HUGEPAGE)");
 	if (!kallsyms_has("tlb_remove_table_sync_one"))
 		SKIP(return, "page tables are freed without an IPI here: nothing to defer");
+	if (!remote_work())
+		SKIP(return, "tlb_remove_table_sync_one() interrupts every CPU where context tracking cannot be read remotely (32-bit arm)");
 	sel = strchr(saved, '[');	/* "always [madvise] never" */
 	if (sel)
 		sscanf(sel + 1, "%15[^]]", mode);
@@ -4171,6 +4191,8 @@ TEST_F_TIMEOUT(suspend, freezer, 120)
 	pid_t pid;
 
 	ASSERT_TRUE(!!sh);
+	if (static_keys_stop_cpus())
+		SKIP(return, "freezing flips the freezer_active static key: " STATIC_KEYS_STOP_CPUS);
 	sleep(6);	/* a fresh window of the log line's rate limit */
 	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
 	kmsg = kmsg_open();
@@ -4462,6 +4484,7 @@ static int every_disturber(void)
 		works[i] = (disturbers[i] != resize_trace_buffers || remote_work()) &&
 			   (disturbers[i] != shrink_slabs || !shrink_interrupts_all()) &&
 			   (disturbers[i] != toggle_schedstats || text_sync_deferred()) &&
+			   (disturbers[i] != perf_freq_event || !static_keys_stop_cpus()) &&
 			   !disturbers[i]();
 	else if (works[i] && disturbers[i]())
 		return -1;

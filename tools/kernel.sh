@@ -113,6 +113,8 @@ bad=$(suite_config_missing "$src" "$arch" "$obj/.config")
 [ -z "$bad" ] || die $E_INPUT "the $arch-$config kernel lacks options the suite needs (test/in-tree/config):
 $bad
   add them to the fragments of $config (configs/)"
+bad=$(suite_config_wanted "$src" "$arch" "$obj/.config" unavailable | sed 's/=.*//' | xargs)
+[ -z "$bad" ] || progress "options of test/in-tree/config whose dependencies $arch-$config does not meet (their tests skip): $bad"
 
 progress "building $arch-$config $target in $obj (log: $obj/build.log)"
 start=$(date +%s)

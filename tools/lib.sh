@@ -421,19 +421,38 @@ config_missing() {
 # option that only some architectures define applies to those.
 SUITE_CONFIG=$TOP/test/in-tree/config
 
-# suite_config_missing SRC ARCH CONFIG: like config_missing, for the
-# options of SUITE_CONFIG that the Kconfig files of SRC define for ARCH
-# (outside arch/, or under arch/<srcarch>/).
-suite_config_missing() {
-	local src=$1 defined
+# suite_config_wanted SRC ARCH CONFIG [unavailable]: the lines of
+# SUITE_CONFIG that the Kconfig files of SRC define for ARCH (outside
+# arch/, or under arch/<srcarch>/) and that CONFIG (a .config) shows as
+# set or as "is not set", i.e. whose dependencies are met.  With
+# "unavailable", those it defines whose dependencies CONFIG does not meet
+# (transparent huge pages under PREEMPT_RT, say): the tests that need
+# them skip, and test/expected-skips says when that is allowed.
+suite_config_wanted() {
+	local src=$1 defined visible
 	arch_facts "$2"
 	defined=$( {
 		grep -rhoE --include='Kconfig*' --exclude-dir=arch --exclude-dir=tools \
 			'^[[:space:]]*(menu)?config [A-Za-z0-9_]+' "$src"
 		grep -rhoE --include='Kconfig*' '^[[:space:]]*(menu)?config [A-Za-z0-9_]+' "$src/arch/$SRCARCH"
 	} | awk '{ print "CONFIG_" $2 "=" }' | sort -u)
-	grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
-		config_missing /dev/stdin "$3"
+	visible=$(sed -n -e 's/^\(CONFIG_[A-Za-z0-9_]*\)=.*/\1=/p' \
+		-e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1=/p' "$3")
+	# grep -f with no pattern line would match everything
+	visible=${visible:-(none)}
+	if [ "${4:-}" = unavailable ]; then
+		grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
+			grep -v -F -f <(echo "$visible") || true
+	else
+		grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
+			grep -F -f <(echo "$visible") || true
+	fi
+}
+
+# suite_config_missing SRC ARCH CONFIG: like config_missing, for the
+# options suite_config_wanted gives.
+suite_config_missing() {
+	suite_config_wanted "$@" | config_missing /dev/stdin "$3"
 }
 
 # kernel_make SRC OBJ ARCH: set KMAKE to the kernel make command line for
