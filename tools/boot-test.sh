@@ -177,14 +177,26 @@ console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
 # An overloaded host can make the emulated local APIC timer fail its boot-time
 # calibration; the guest then has no per-CPU one-shot timer, hence no nohz_full
-# and no task isolation.  That is the emulator, not the kernel under test:
-# boot again (at most twice more) rather than report the tests it breaks.
+# and no task isolation.  It can also make the emulated TSC drift from the
+# HPET by milliseconds, and the clocksource watchdog then marks the TSC
+# unstable: sched_clock turns unstable, which sets a tick dependency on every
+# nohz_full CPU for good, so that no task can be isolated any more.  That is
+# the emulator, not the kernel under test: boot again (at most twice more)
+# rather than report the tests it breaks.
+emulator_artefact() {
+	if grep -aq 'APIC timer disabled due to verification failure' "$console"; then
+		echo "the emulated APIC timer failed calibration"
+	elif grep -aq "Marking clocksource 'tsc' as unstable because the skew is too large" "$console"; then
+		echo "the emulated TSC drifted from the HPET (clocksource watchdog)"
+	fi
+}
 for attempt in 1 2 3; do
 	boot_once
-	grep -aq 'APIC timer disabled due to verification failure' "$console" || break
+	artefact=$(emulator_artefact)
+	[ -n "$artefact" ] || break
 	[ -n "$verdict" ] && break
-	[ $attempt = 3 ] && { verdict="the emulated APIC timer failed calibration on 3 boots (host overloaded?)"; break; }
-	progress "the guest's APIC timer failed calibration (host too busy): booting again"
+	[ $attempt = 3 ] && { verdict="$artefact on 3 boots (host overloaded?)"; break; }
+	progress "$artefact (host too busy): booting again"
 	mv "$console" "$console.attempt$attempt"
 done
 
