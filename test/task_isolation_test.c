@@ -44,6 +44,7 @@
 #include <sys/time.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1492,6 +1493,86 @@ TEST(diagnostics_remote_sender)
 	ASSERT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec))) TH_LOG("no log line '%s'", needle);
 	snprintf(needle, sizeof(needle), " on cpu %d\n", hk);
 	EXPECT_TRUE(!!strstr(rec, needle)) TH_LOG("log line not from cpu %d: '%s'", hk, rec);
+}
+
+/*
+ * The console's serial port (console= on the command line: ttyS0, ttyAMA0)
+ * and its interrupt in /proc/interrupts; 0 if found.
+ */
+static int serial_console(char *tty, size_t len, int *irq)
+{
+	char line[1024], *p;
+	FILE *f;
+
+	if (read_text("/proc/cmdline", line, sizeof(line)) <= 0)
+		return -1;
+	p = strstr(line, "console=tty");
+	if (!p || sscanf(p + 8, "%31[A-Za-z0-9]", tty) != 1 || len < 32)
+		return -1;
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	*irq = -1;
+	while (*irq < 0 && fgets(line, sizeof(line), f))
+		if (strstr(line, tty) || strstr(line, "pl011"))
+			sscanf(line, " %d:", irq);
+	fclose(f);
+	return *irq < 0 ? -1 : 0;
+}
+
+/*
+ * What isolcpus=managed_irq does not cover and irqaffinity= does: a device
+ * interrupt whose affinity includes the isolated CPU.  The console's
+ * serial port is moved there and made to transmit: isolation must end,
+ * with the signal, and the log line must name an interrupt (x86: its
+ * vector; arm64: "interrupt"; 32-bit arm names only IPIs and faults).
+ */
+TEST(device_irq_on_isolated_cpu)
+{
+	char tty[32], path[64], saved[64] = "", cpus[16], dev[48], needle[96], rec[1024] = "";
+	const char *msg = "  # device_irq_on_isolated_cpu: serial output, its interrupt on an isolated CPU\n";
+	struct shared *sh = shared_page();
+	int cpu, hk, irq, fd, kmsg, status = 0, i;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	ASSERT_TRUE(!!sh);
+	if (serial_console(tty, sizeof(tty), &irq))
+		SKIP(return, "no serial console with an interrupt of its own");
+	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
+	ASSERT_LT(0, read_text(path, saved, sizeof(saved))) TH_LOG("%s", path);
+	snprintf(cpus, sizeof(cpus), "%d", cpu);
+	if (write_file(path, cpus))
+		SKIP(return, "irq %d (%s) cannot be moved: %s", irq, tty, strerror(errno));
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	kmsg = kmsg_open();
+	snprintf(dev, sizeof(dev), "/dev/%s", tty);
+	fd = open(dev, O_WRONLY | O_NOCTTY);
+	EXPECT_LE(0, fd) TH_LOG("%s: %s", dev, strerror(errno));
+	if (fd >= 0) {
+		EXPECT_EQ((ssize_t)strlen(msg), write(fd, msg, strlen(msg)));
+		tcdrain(fd);	/* sent: the transmit interrupts came */
+		close(fd);
+	}
+	for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (i == 500) {
+		sh->stop = 1;
+		waitpid(pid, &status, 0);
+	}
+	write_file(path, saved);
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
+		TH_LOG("irq %d (%s) on cpu %d: status %#x, not the isolation signal",
+		       irq, tty, cpu, status);
+	snprintf(needle, sizeof(needle), "(cpu %d): task_isolation lost due to ", cpu);
+	ASSERT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec))) TH_LOG("no log line '%s'", needle);
+#if defined(__x86_64__)
+	EXPECT_TRUE(!!strstr(rec, "due to irq vector")) TH_LOG("'%s'", rec);
+#elif defined(__aarch64__)
+	EXPECT_TRUE(!!strstr(rec, "due to interrupt")) TH_LOG("'%s'", rec);
+#endif
+	TH_LOG("irq %d (%s) on cpu %d: %s", irq, tty, cpu, strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
 }
 
 /* What the running kernel's architecture calls __builtin_trap()'s exception. */
