@@ -3188,6 +3188,9 @@ TEST(vdso_clock_while_isolated)
 		pid = spawn_isolated(cpu, sh, clock_reader);
 		ASSERT_LT(0, pid);
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		/* An unstable TSC also makes sched_clock unstable: no isolation */
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+			SKIP(return, "clocksource %s: no CPU can be isolated (unstable sched_clock keeps the tick)", cs);
 		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
 			TH_LOG("clocksource %s: status %#x, not the isolation signal", cs, status);
 		TH_LOG("clocksource %s has no vDSO read: the clock read ended isolation", cs);
@@ -3210,6 +3213,7 @@ TEST(vdso_clock_while_isolated)
  * is idle.  Records how late the timeout came, the worst so far.
  */
 #define TIMEOUT_MS	50
+#define LATE_MAX_MS	250
 static long timer_late_max_ms = -1;
 static int timer_timeouts;
 
@@ -3270,7 +3274,8 @@ TEST_F_TIMEOUT(slow_noise, housekeeping_timers_while_isolated, 120)
 	timer_timeouts = 0;
 	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, global_timer_timeout);
 	EXPECT_LT(10, timer_timeouts) TH_LOG("%d timeouts in 3 s", timer_timeouts);
-	EXPECT_GT(TIMEOUT_MS, timer_late_max_ms)
+	/* Late by TCG's scheduling at worst, not by a missed expiry (seconds) */
+	EXPECT_GT(LATE_MAX_MS, timer_late_max_ms)
 		TH_LOG("a %d ms timeout came %ld ms late", TIMEOUT_MS, timer_late_max_ms);
 	TH_LOG("%d timeouts of %d ms, at most %ld ms late",
 	       timer_timeouts, TIMEOUT_MS, timer_late_max_ms);
@@ -3768,18 +3773,19 @@ static int perf_freq_event(void)
 }
 
 /*
- * Does flipping a static key stop every CPU?  With CONFIG_JUMP_LABEL and
- * no deferred instruction sync (32-bit arm), a static key is patched
- * under stop_machine(), which interrupts an isolated CPU by design.
- * Frequency-mode perf events, the freezer and the BPF JIT flip keys.
+ * Does flipping a static key interrupt every CPU?  With CONFIG_JUMP_LABEL
+ * and no deferred instruction sync (32-bit arm: stop_machine()), it
+ * interrupts an isolated CPU by design.  Perf events (opened and closed)
+ * and the freezer flip keys.
  */
 static int static_keys_stop_cpus(void)
 {
-	return kallsyms_has("arch_jump_label_transform") &&
+	return (kallsyms_has("arch_jump_label_transform") ||
+		kallsyms_has("arch_jump_label_transform_queue")) &&
 	       !kallsyms_has("ct_set_cpu_work");
 }
 #define STATIC_KEYS_STOP_CPUS \
-	"static keys are patched under stop_machine() here (32-bit arm)"
+	"patching a static key interrupts every CPU here (no deferred instruction sync)"
 
 TEST(perf_freq_event_while_isolated)
 {
@@ -3788,7 +3794,7 @@ TEST(perf_freq_event_while_isolated)
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
 	if (static_keys_stop_cpus())
-		SKIP(return, "the first frequency event flips a static key: " STATIC_KEYS_STOP_CPUS);
+		SKIP(return, "opening and closing perf events flips static keys: " STATIC_KEYS_STOP_CPUS);
 	if (perf_freq_event())
 		SKIP(return, "no software perf events (CONFIG_PERF_EVENTS): %s",
 		     strerror(errno));
@@ -4037,8 +4043,6 @@ TEST(bpf_jit_while_isolated)
 		return;
 	if (tlb_flush_by_ipi())
 		SKIP(return, "x86: kernel TLB flushes around JIT memory interrupt every CPU");
-	if (static_keys_stop_cpus())
-		SKIP(return, "loading a program flips static keys: " STATIC_KEYS_STOP_CPUS);
 	if (read_text(BPF_JIT_ENABLE, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no BPF JIT (CONFIG_BPF_JIT)");
 	ASSERT_EQ(0, write_file(BPF_JIT_ENABLE, "1"));
