@@ -1534,9 +1534,10 @@ static long cpu_count_of(const char *file, int cpu, const char *row);
  */
 TEST(device_irq_on_isolated_cpu)
 {
-	char tty[32], path[64], saved[64] = "", cpus[16], dev[48], needle[96], rec[1024] = "", row[16];
+	char tty[32], path[64], saved[64] = "", cpus[16], dev[48], row[16];
+	char needle[96], rec[1024] = "";
 	long before, after;
-	const char *msg = "  # device_irq_on_isolated_cpu: serial output, its interrupt on an isolated CPU\n";
+	const char *msg = "  # device_irq_on_isolated_cpu: serial output\n";
 	struct shared *sh = shared_page();
 	int cpu, hk, irq, fd, kmsg, status = 0, i;
 	pid_t pid;
@@ -1574,8 +1575,8 @@ TEST(device_irq_on_isolated_cpu)
 	if (before >= 0 && after == before && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 		if (kmsg >= 0)
 			close(kmsg);
-		SKIP(return, "irq %d (%s) did not fire on cpu %d: the UART sent without a transmit interrupt",
-		     irq, tty, cpu);
+		SKIP(return, "irq %d (%s) did not fire on cpu %d: %s", irq, tty, cpu,
+		     "the UART sent without a transmit interrupt");
 	}
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
 		TH_LOG("irq %d (%s) on cpu %d: status %#x, not the isolation signal",
@@ -1587,7 +1588,8 @@ TEST(device_irq_on_isolated_cpu)
 #elif defined(__aarch64__)
 	EXPECT_TRUE(!!strstr(rec, "due to interrupt")) TH_LOG("'%s'", rec);
 #endif
-	TH_LOG("irq %d (%s) on cpu %d: %s", irq, tty, cpu, strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
+	TH_LOG("irq %d (%s) on cpu %d: %s", irq, tty, cpu,
+	       strchr(rec, ';') ? strchr(rec, ';') + 1 : rec);
 }
 
 /* What the running kernel's architecture calls __builtin_trap()'s exception. */
@@ -3205,7 +3207,8 @@ TEST(vdso_clock_while_isolated)
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		/* An unstable TSC also makes sched_clock unstable: no isolation */
 		if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
-			SKIP(return, "clocksource %s: no CPU can be isolated (unstable sched_clock keeps the tick)", cs);
+			SKIP(return, "clocksource %s: %s", cs,
+			     "no CPU can be isolated (unstable sched_clock keeps the tick)");
 		EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
 			TH_LOG("clocksource %s: status %#x, not the isolation signal", cs, status);
 		TH_LOG("clocksource %s has no vDSO read: the clock read ended isolation", cs);
@@ -3809,7 +3812,8 @@ TEST(perf_freq_event_while_isolated)
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
 	if (static_keys_stop_cpus())
-		SKIP(return, "opening and closing perf events flips static keys: " STATIC_KEYS_STOP_CPUS);
+		SKIP(return, "%s: %s", "opening and closing perf events flips static keys",
+		     STATIC_KEYS_STOP_CPUS);
 	if (perf_freq_event())
 		SKIP(return, "no software perf events (CONFIG_PERF_EVENTS): %s",
 		     strerror(errno));
@@ -4148,7 +4152,8 @@ TEST(madv_collapse_while_isolated)
 	if (!kallsyms_has("tlb_remove_table_sync_one"))
 		SKIP(return, "page tables are freed without an IPI here: nothing to defer");
 	if (!remote_work())
-		SKIP(return, "tlb_remove_table_sync_one() interrupts every CPU where context tracking cannot be read remotely (32-bit arm)");
+		SKIP(return, "%s: %s", "tlb_remove_table_sync_one() interrupts every CPU",
+		     "context tracking cannot be read remotely (32-bit arm)");
 	sel = strchr(saved, '[');	/* "always [madvise] never" */
 	if (sel)
 		sscanf(sel + 1, "%15[^]]", mode);
@@ -4292,7 +4297,8 @@ TEST_F_TIMEOUT(suspend, freezer, 120)
 
 	ASSERT_TRUE(!!sh);
 	if (static_keys_stop_cpus())
-		SKIP(return, "freezing flips the freezer_active static key: " STATIC_KEYS_STOP_CPUS);
+		SKIP(return, "%s: %s", "freezing flips the freezer_active static key",
+		     STATIC_KEYS_STOP_CPUS);
 	sleep(6);	/* a fresh window of the log line's rate limit */
 	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
 	kmsg = kmsg_open();
