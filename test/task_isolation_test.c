@@ -3811,6 +3811,7 @@ static int static_keys_stop_cpus(void)
 		kallsyms_has("arch_jump_label_transform_queue")) &&
 	       !kallsyms_has("ct_set_cpu_work");
 }
+
 #define STATIC_KEYS_STOP_CPUS \
 	"patching a static key interrupts every CPU here (no deferred instruction sync)"
 
