@@ -8,7 +8,7 @@ BUILD ?= $(if $(O),$(O),$(CURDIR)/build)
 ARCHES := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { print $$1 }')
 ARCH ?= $(firstword $(ARCHES))
 # What 'make check' boots: arch:config, from the "check" column of tools/arches.
-CHECK_RUNS := $(shell sed -e 's/\#.*//' tools/arches | awk 'NF { n = split($$14, c, ","); for (i = 1; i <= n; i++) print $$1 ":" c[i] }')
+CHECK_RUNS := $(shell bash -c '. tools/lib.sh && check_runs')
 CONFIG ?= default
 # make stress: seconds of entering and leaving isolation, then of one hold
 STRESS ?= 300

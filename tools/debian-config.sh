@@ -36,9 +36,8 @@ while [ $# -gt 0 ]; do
 	esac
 done
 case $flavour in none | rt) ;; *) bad_usage "--flavour must be none or rt" ;; esac
+path=$(debian_config_path "$arch" "$flavour")
 arch_facts "$arch"
-debian_config_path "$arch" "$flavour" >/dev/null
-path=$DEBIAN_CONFIG
 if [ -s "$path" ]; then
 	echo "$path"
 	exit 0

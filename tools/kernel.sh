@@ -16,8 +16,9 @@ configs/debug.config and configs/<arch>-debug.config, then --set lines.
 --config debian and debian-rt start instead from Debian's own config of the
 pinned version (flavour none or rt, tools/debian-config.sh) with every
 module turned off (mod2noconfig), then configs/debian.config and --set.
-Every option that the suite's test/in-tree/config lists and that ARCH
-defines must be in the final .config too (exit 5 otherwise).
+Every option that the suite's test/in-tree/config lists, that ARCH
+defines and whose dependencies the config meets must be in the final
+.config too (exit 5 otherwise); the others are named.
 Every fragment line must survive into the final .config or the build stops
 (exit 5) naming the symbols.  The config is regenerated only when the
 fragments change; make itself is incremental; the compiler runs via ccache.
@@ -104,7 +105,8 @@ else
 fi
 
 # Every requested value must be in the final config, and so must every
-# option of the suite's own config that this architecture defines.
+# option of the suite's own config that this architecture and config can
+# have (suite_config_wanted in lib.sh).
 bad=$(config_missing "$want" "$obj/.config")
 [ -z "$bad" ] || die $E_INPUT "config symbols did not take (missing dependency or unknown symbol):
 $bad

@@ -364,9 +364,8 @@ kernel_image() {
 	echo "${3:-$(obj_dir "$1" "$2")}/arch/$SRCARCH/boot/$IMAGE"
 }
 
-# debian_config_path ARCH FLAVOUR: set DEBIAN_CONFIG to where
-# tools/debian-config.sh unpacks Debian's config of ARCH and FLAVOUR (none
-# or rt) for the pinned version, and print it.
+# debian_config_path ARCH FLAVOUR: where tools/debian-config.sh unpacks
+# Debian's config of ARCH and FLAVOUR (none or rt) for the pinned version.
 debian_config_path() {
 	local kflavour
 	arch_facts "$1"
@@ -374,8 +373,17 @@ debian_config_path() {
 	armhf) kflavour=armmp-lpae ;;
 	*) kflavour=$DEBARCH ;;
 	esac
-	DEBIAN_CONFIG=$CACHE/debian-config/$(base_field version)/config.${DEBARCH}_$2_$kflavour
-	echo "$DEBIAN_CONFIG"
+	echo "$CACHE/debian-config/$(base_field version)/config.${DEBARCH}_$2_$kflavour"
+}
+
+# check_runs: what 'make check' boots, one "ARCH:CONFIG" a line, from the
+# check column of tools/arches.
+check_runs() {
+	local a c
+	for a in $(arch_list); do
+		arch_facts "$a"
+		for c in $CHECK_CONFIGS; do echo "$a:$c"; done
+	done
 }
 
 # config_flavour CONFIG: the Debian flavour a config variant starts from
@@ -429,7 +437,7 @@ SUITE_CONFIG=$TOP/test/in-tree/config
 # (transparent huge pages under PREEMPT_RT, say): the tests that need
 # them skip, and test/expected-skips says when that is allowed.
 suite_config_wanted() {
-	local src=$1 defined visible
+	local src=$1 defined visible invert=""
 	arch_facts "$2"
 	defined=$( {
 		grep -rhoE --include='Kconfig*' --exclude-dir=arch --exclude-dir=tools \
@@ -440,13 +448,9 @@ suite_config_wanted() {
 		-e 's/^# \(CONFIG_[A-Za-z0-9_]*\) is not set$/\1=/p' "$3")
 	# grep -f with no pattern line would match everything
 	visible=${visible:-(none)}
-	if [ "${4:-}" = unavailable ]; then
-		grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
-			grep -v -F -f <(echo "$visible") || true
-	else
-		grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
-			grep -F -f <(echo "$visible") || true
-	fi
+	[ "${4:-}" != unavailable ] || invert=-v
+	grep -E '^CONFIG_' "$SUITE_CONFIG" | grep -F -f <(echo "$defined") |
+		grep $invert -F -f <(echo "$visible") || true
 }
 
 # suite_config_missing SRC ARCH CONFIG: like config_missing, for the
