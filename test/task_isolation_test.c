@@ -3310,23 +3310,16 @@ TEST_F_TIMEOUT(slow_noise, housekeeping_timers_while_isolated, 120)
 
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
-/* A value of /proc/vmstat, or -1 */
+/* The value of counter @key (a whole name) in /proc/vmstat, or -1 */
 static long vmstat_value(const char *key)
 {
-	char line[256];
-	size_t n = strlen(key);
-	long v = -1;
-	FILE *f = fopen("/proc/vmstat", "r");
+	char needle[64], line[256];
 
-	if (!f)
+	snprintf(needle, sizeof(needle), "%s ", key);
+	if (!file_contains("/proc/vmstat", needle, line, sizeof(line)) ||
+	    strncmp(line, needle, strlen(needle)))
 		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ' ') {
-			v = atol(line + n + 1);
-			break;
-		}
-	fclose(f);
-	return v;
+	return atol(line + strlen(needle));
 }
 
 /* A child on @hk that keeps writing 32 MiB of its own, until killed */
