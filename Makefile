@@ -18,7 +18,7 @@ export BUILD FORCE SUBMITTER SEND
 .DEFAULT_GOAL := all
 .PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
 	check-arm check-debug check-workflow patches checkpatch recipients send am-check \
-	bisect-check selftest-check bench stress clean
+	bisect-check selftest-check bench soak stress clean
 
 all: deps tree patches ## the main job: pinned tree, series replayed, exported as mail
 
@@ -88,6 +88,9 @@ selftest-check: tree ## the in-tree kselftest equals test/ and builds with kself
 
 bench: deps tree ## benchmark: the series vs stock 6.12, quality and cost (QUICK=1: short run)
 	tools/bench.sh $(if $(filter 1,$(QUICK)),--quick)
+
+soak: deps tree ## DURATION s (default 600) of isolated tasks under load, stock vs series, Debian config, 2 nodes (x86_64, arm64)
+	tools/soak.sh $(if $(DURATION),--duration $(DURATION)) $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)")
 
 check-debug: deps tree ## debug kernels (lockdep, KASAN, noinstr objtool) boot-tested on every architecture
 	tools/check-debug.sh $(if $(filter command line,$(origin ARCH)),--arch "$(ARCH)")

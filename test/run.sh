@@ -9,7 +9,7 @@
 # (exit 0 = pass, 4 = skip, anything else = fail).
 cd "$(dirname "$0")" || exit 1
 . ./ti.conf	# ISOLATE=<cpulist> ISOLATE_EXPANDED=<cpu,...> HOLD=<seconds> SUITE=0|1
-		# STRESS=<seconds> STRESS_HOLD=<seconds>, by boot-test.sh
+		# STRESS=<seconds> STRESS_HOLD=<seconds> TESTS="<name> ...", by boot-test.sh
 export TI_HOLD_SECONDS="${HOLD:-10}"
 SUITE=${SUITE:-1}
 STRESS=${STRESS:-0}
@@ -21,6 +21,10 @@ if [ "$STRESS" -gt 0 ]; then
 	suite_args="-f stress"
 else
 	suite_args="-F stress"
+fi
+# boot-test.sh --tests: only these tests
+if [ -n "${TESTS:-}" ]; then
+	suite_args=$(for t in $TESTS; do printf -- '-t %s ' "$t"; done)
 fi
 
 # Keep kernel messages off the console while KTAP is printed; they are

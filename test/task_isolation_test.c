@@ -70,19 +70,11 @@
 
 /* ---- helpers ---------------------------------------------------------- */
 
-static int read_cpulist(const char *path, int *cpus, int max)
+/* The CPUs of a list such as "0-1,3" into @cpus: how many. */
+static int parse_cpulist(const char *p, int *cpus, int max)
 {
-	char buf[256], *p = buf;
 	int n = 0, a, b, len;
-	FILE *f = fopen(path, "r");
 
-	if (!f)
-		return -1;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
 	while (n < max && sscanf(p, "%d%n", &a, &len) == 1) {
 		p += len;
 		b = a;
@@ -95,6 +87,29 @@ static int read_cpulist(const char *path, int *cpus, int max)
 		p++;
 	}
 	return n;
+}
+
+static int read_cpulist(const char *path, int *cpus, int max)
+{
+	char buf[256];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	return parse_cpulist(buf, cpus, max);
+}
+
+static int in_cpulist(int cpu, const int *cpus, int n)
+{
+	while (n-- > 0)
+		if (cpus[n] == cpu)
+			return 1;
+	return 0;
 }
 
 /* CPUs that can run isolated tasks, as the kernel reports them. */
@@ -3383,6 +3398,124 @@ TEST_F_TIMEOUT(slow_noise, numa_balancing_while_isolated, 120)
 		TH_LOG("NUMA balancing scanned nothing on cpu %d: the test proves nothing", hk);
 }
 
+#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
+
+static int compact_all(void)
+{
+	return write_file("/proc/sys/vm/compact_memory", "1");
+}
+
+/*
+ * Compaction migrates the pages of an isolated task's own memory, locked
+ * or not, unless vm.compact_unevictable_allowed is 0 (the default under
+ * PREEMPT_RT): each migrated page costs the task's CPU a TLB flush IPI
+ * and the task a fault.  kcompactd does it by itself (proactive
+ * compaction), an administrator by writing vm.compact_memory.  With the
+ * documented step, mlockall() (the test's child does it) and
+ * compact_unevictable_allowed=0, compacting every zone leaves the task
+ * alone.
+ */
+TEST(compact_memory_while_isolated)
+{
+	char saved[8] = "";
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/proc/sys/vm/compact_memory", W_OK) ||
+	    read_text(COMPACT_UNEVICTABLE, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no compaction (CONFIG_COMPACTION)");
+	ASSERT_EQ(0, write_file(COMPACT_UNEVICTABLE, "0"));
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, compact_all);
+	write_file(COMPACT_UNEVICTABLE, saved);
+}
+
+/*
+ * A NUMA node whose CPUs are all isolated (a socket set aside for isolated
+ * tasks; node 1 of the test guests): its number, and its first CPU in
+ * @cpu; -1 if there is none.
+ */
+static int isolated_node(int *cpu)
+{
+	int nodes[MAX_CPUS], cpus[MAX_CPUS], iso[MAX_CPUS], n, m, k, i, j;
+	char path[96];
+
+	n = read_cpulist("/sys/devices/system/node/online", nodes, MAX_CPUS);
+	m = isolated_cpus(iso);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", nodes[i]);
+		k = read_cpulist(path, cpus, MAX_CPUS);
+		for (j = 0; j < k && in_cpulist(cpus[j], iso, m); j++)
+			;
+		if (k > 0 && j == k) {
+			*cpu = cpus[0];
+			return nodes[i];
+		}
+	}
+	return -1;
+}
+
+/* The pid of the task whose command name is @comm, or -1. */
+static pid_t pid_of_comm(const char *comm)
+{
+	char path[300], name[64];
+	struct dirent *d;
+	pid_t pid = -1;
+	DIR *dir = opendir("/proc");
+
+	while (dir && pid < 0 && (d = readdir(dir))) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/comm", d->d_name);
+		if (read_text(path, name, sizeof(name)) <= 0)
+			continue;
+		name[strcspn(name, "\n")] = 0;
+		if (!strcmp(name, comm))
+			pid = atoi(d->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return pid;
+}
+
+/*
+ * The memory kthreads of a node whose CPUs are all isolated run on
+ * housekeeping CPUs: kcompactd wakes up twice a second, and woken on an
+ * isolated CPU it would preempt the isolated task there.  Their
+ * affinity leaves the isolated CPUs out, and a task isolated on that
+ * node stays isolated.
+ */
+TEST_F_TIMEOUT(slow_noise, node_kthreads_while_isolated, 60)
+{
+	int cpu, hk, node, iso[MAX_CPUS], allowed[MAX_CPUS], m, k, i, checked = 0;
+	const char *const names[] = { "kswapd%d", "kcompactd%d" };
+	char comm[32], list[256];
+	unsigned int t;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	node = isolated_node(&cpu);
+	if (node < 0)
+		SKIP(return, "no NUMA node whose CPUs are all isolated (one node, or CONFIG_NUMA=n)");
+	m = isolated_cpus(iso);
+	for (t = 0; t < ARRAY_SIZE(names); t++) {
+		snprintf(comm, sizeof(comm), names[t], node);
+		pid = pid_of_comm(comm);
+		if (pid < 0)
+			continue;	/* kcompactd needs CONFIG_COMPACTION */
+		ASSERT_EQ(0, status_line(pid, "Cpus_allowed_list:\t", list, sizeof(list)));
+		k = parse_cpulist(list, allowed, MAX_CPUS);
+		EXPECT_LT(0, k) TH_LOG("%s: no Cpus_allowed_list", comm);
+		for (i = 0; i < k; i++)
+			EXPECT_FALSE(in_cpulist(allowed[i], iso, m))
+				TH_LOG("%s may run on isolated cpu %d (allowed: %s)", comm, allowed[i], list);
+		checked++;
+	}
+	ASSERT_LT(0, checked) TH_LOG("no kswapd%d or kcompactd%d", node, node);
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, NULL);
+}
+
 /* Read @path to its end; 0 if that worked. */
 static int read_all(const char *path)
 {
@@ -4166,6 +4299,176 @@ TEST(madv_collapse_while_isolated)
 	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, collapse_elsewhere);
 	if (mode[0])
 		write_file(THP_ENABLED, mode);
+}
+
+/* ---- admin actions that reach every CPU -------------------------------- */
+
+/*
+ * What an administrator does that runs something on every CPU, where the
+ * kernel has no way to leave a CPU in user space alone yet.  The task
+ * isolated on @cpu gets its isolation signal, and the loss is traced with
+ * a cause that contains @cause.  The documentation's step for each: do it
+ * before isolating tasks, or not on a machine that runs them.
+ */
+static int admin_cpu = -1;
+
+static void admin_action_reported(struct __test_metadata *_metadata,
+				  int (*action)(void), const char *cause)
+{
+	struct shared *sh = shared_page();
+	char needle[96], line[512], *c;
+	int cpu, hk, status = 0, i;
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk) || !start_tracing(_metadata))
+		return;
+	admin_cpu = cpu;
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	EXPECT_EQ(0, action()) TH_LOG("the action failed: %s", strerror(errno));
+	for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (i == 500) {
+		sh->stop = 1;
+		waitpid(pid, &status, 0);
+	}
+	stop_tracing();
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
+		TH_LOG("status %#x, not the isolation signal", status);
+	snprintf(needle, sizeof(needle), "cpu=%d pid=%d comm=", cpu, pid);
+	ASSERT_TRUE(file_contains(TRACEFS "trace", needle, line, sizeof(line)))
+		TH_LOG("no task_isolation_lost event with '%s'", needle);
+	c = strstr(line, "cause=");
+	EXPECT_TRUE(c && strstr(c, cause)) TH_LOG("the cause is not '%s': '%s'", cause, line);
+	TH_LOG("%s", c ? c : line);
+}
+
+#define ADMIN_INSTANCE	TRACEFS "instances/ti_admin/"
+
+/* Trace only this process's events in an instance of our own. */
+static int set_event_pid(void)
+{
+	char pid[16];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	return write_file(ADMIN_INSTANCE "set_event_pid", pid);
+}
+
+/*
+ * Writing set_event_pid (or set_ftrace_pid) runs ignore_task_cpu() on
+ * every CPU, to mark whether the task running there is traced.
+ */
+TEST(set_event_pid_while_isolated)
+{
+	if (geteuid() == 0 && mkdir(ADMIN_INSTANCE, 0755) && errno != EEXIST)
+		SKIP(return, "no tracefs instances: %s", strerror(errno));
+	admin_action_reported(_metadata, set_event_pid, "ignore_task_cpu");
+	rmdir(ADMIN_INSTANCE);
+}
+
+#define OVERCOMMIT	"/proc/sys/vm/overcommit_memory"
+
+static int overcommit_never(void)
+{
+	char saved[8] = "";
+
+	if (read_text(OVERCOMMIT, saved, sizeof(saved)) <= 0 || write_file(OVERCOMMIT, "2"))
+		return -1;
+	return write_file(OVERCOMMIT, saved[0] == '2' ? "0" : saved);
+}
+
+/*
+ * Switching vm.overcommit_memory to 2 (never) folds the committed-memory
+ * counter of every CPU, in a work item queued on each of them
+ * (schedule_on_each_cpu()): a kworker woken on the isolated CPU.
+ */
+TEST(overcommit_never_while_isolated)
+{
+	if (access(OVERCOMMIT, W_OK))
+		SKIP(return, "no %s", OVERCOMMIT);
+	admin_action_reported(_metadata, overcommit_never, "IPI");
+}
+
+/* Read the isolated CPU's time stamp counter through the msr driver. */
+static int read_tsc_msr(void)
+{
+	char path[64];
+	uint64_t v;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "/dev/cpu/%d/msr", admin_cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	ret = pread(fd, &v, sizeof(v), 0x10) == sizeof(v) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Reading a model-specific register of another CPU (the msr driver, and
+ * coretemp and the RAPL driver on every read of their files) runs
+ * rdmsr on that CPU.  Monitoring agents do it on every scrape: they must
+ * leave the isolated CPUs out.
+ */
+TEST(msr_read_while_isolated)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (access("/dev/cpu/0/msr", R_OK))
+		SKIP(return, "no /dev/cpu/N/msr (CONFIG_X86_MSR)");
+	admin_action_reported(_metadata, read_tsc_msr, "rdmsr");
+#else
+	SKIP(return, "model-specific registers are x86's");
+#endif
+}
+
+static char other_online[64];
+
+/* Take another isolated CPU offline and back. */
+static int offline_other(void)
+{
+	if (write_file(other_online, "0"))
+		return -1;
+	return write_file(other_online, "1");
+}
+
+/*
+ * Taking another CPU offline runs stop_machine(): a stopper thread on every
+ * online CPU, the isolated one included, with interrupts off until the
+ * CPU is gone.
+ */
+TEST(offline_other_cpu_while_isolated)
+{
+	int iso[MAX_CPUS], n, i, first = first_isolated_cpu();
+
+	n = isolated_cpus(iso);
+	for (i = 0; i < n && iso[i] == first; i++)
+		;
+	if (i == n)
+		SKIP(return, "needs a second isolated CPU to take offline");
+	snprintf(other_online, sizeof(other_online), SYSFS_CPU "cpu%d/online", iso[i]);
+	if (access(other_online, W_OK))
+		SKIP(return, "cpu %d cannot go offline (CONFIG_HOTPLUG_CPU)", iso[i]);
+	admin_action_reported(_metadata, offline_other, "");
+	write_file(other_online, "1");
+}
+
+#define KPROBE_EVENTS	TRACEFS "kprobe_events"
+
+/* Register a kprobe on a traceable function, enable it, remove it. */
+static int kprobe_cycle(void)
+{
+	if (write_file(KPROBE_EVENTS, "p:ti_admin_probe vfs_fsync") ||
+	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "1") ||
+	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "0"))
+		return -1;
+	return write_file(KPROBE_EVENTS, "-:ti_admin_probe");
+}
+
+TEST(kprobe_while_isolated)
+{
+	if (access(KPROBE_EVENTS, W_OK))
+		SKIP(return, "no %s (CONFIG_KPROBE_EVENTS)", KPROBE_EVENTS);
+	admin_action_reported(_metadata, kprobe_cycle, "");
 }
 
 /* ---- CPU hotplug and the system freezer ------------------------------- */

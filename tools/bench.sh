@@ -106,20 +106,9 @@ enc() { python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[
 arch_facts "${arches%% *}"	# QEMU: one version for all its system emulators
 rec "part=meta date=$(enc "$(date -u +%Y-%m-%dT%H:%M:%SZ)") quick=$quick window_s=$window arches=$(enc "$arches") not_run=$(enc "$(for a in $BENCH_ARCHES; do case " $arches " in *" $a "*) ;; *) printf '%s ' "$a" ;; esac; done)") qemu=$(enc "$("$QEMU" --version 2>/dev/null | head -n 1)") host_cpus=$(nproc) isolated=$isolate"
 
-# 1. Sources: the base as a worktree of $TREE (no branch of its own, so
-# nothing that 'make save' or the unsaved-work checks look at).
+# 1. Sources: the base as a worktree of $TREE.
 base_src=$BENCH_BASE_SRC
-base_id=$(git -C "$TREE" rev-parse -q --verify 'refs/heads/base^{commit}') ||
-	die $E_INPUT "$TREE has no base branch (run: make tree)"
-if ! git -C "$base_src" rev-parse --git-dir >/dev/null 2>&1; then
-	rm -rf "$base_src"
-	git -C "$TREE" worktree prune
-	progress "adding a worktree of the base at $base_src"
-	git -C "$TREE" worktree add -q --detach "$base_src" "$base_id" ||
-		die $E_FAIL "git worktree add $base_src failed"
-elif [ "$(git -C "$base_src" rev-parse HEAD)" != "$base_id" ]; then
-	git -C "$base_src" checkout -q --detach "$base_id"
-fi
+base_worktree
 series_head=$(git -C "$TREE" rev-parse HEAD)
 series_branch=$(git -C "$TREE" symbolic-ref -q --short HEAD || echo detached)
 [ "$series_head" = "$(git -C "$TREE" rev-parse -q --verify "refs/heads/$TIP_BRANCH")" ] ||

@@ -11,7 +11,7 @@ usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
                           [--nodes N]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
                           [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
-                          [--stress S [--stress-hold S]]
+                          [--tests "NAME ..."] [--stress S [--stress-hold S]]
 
 Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
@@ -42,6 +42,8 @@ Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<config>-<
 
 --hold S          how long the "isolation holds" tests spin (default 10)
 --no-suite        run only the --extra programs
+--tests "NAME..." run only these tests of the suite (kselftest -t NAME: the
+                  test's name without its fixture), for iterating on them
 --stress S        stress mode: instead of the suite, its stress.* tests:
                   S seconds of entering and leaving isolation on every
                   isolated CPU under disturbance, then one task holding
@@ -54,7 +56,7 @@ EOF
 }
 
 arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300 nodes=""
-hold=10 suite=1 extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
+hold=10 suite=1 tests="" extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -68,6 +70,7 @@ while [ $# -gt 0 ]; do
 	--hang) need_value "$@"; hang=$2; hang_set=1; shift 2 ;;
 	--hold) need_value "$@"; hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
+	--tests) need_value "$@"; tests=$2; shift 2 ;;
 	--stress) need_value "$@"; stress=$2; shift 2 ;;
 	--stress-hold) need_value "$@"; stress_hold=$2; shift 2 ;;
 	--allow-skip) need_value "$@"; allow_skip+=(--allow-skip "$2"); shift 2 ;;
@@ -154,8 +157,8 @@ for x in "${extras[@]}"; do
 	esac
 done
 install -m 0755 "$TOP/test/run.sh" "$run/disk/run.sh"
-printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\nSUITE=%s\nSTRESS=%s\nSTRESS_HOLD=%s\n' \
-	"$isolate" "$expanded" "$hold" "$suite" "$stress" "$stress_hold" >"$run/disk/ti.conf"
+printf 'ISOLATE=%s\nISOLATE_EXPANDED=%s\nHOLD=%s\nSUITE=%s\nSTRESS=%s\nSTRESS_HOLD=%s\nTESTS="%s"\n' \
+	"$isolate" "$expanded" "$hold" "$suite" "$stress" "$stress_hold" "$tests" >"$run/disk/ti.conf"
 mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of the test disk failed"
 
 # 2. Boot.
@@ -175,24 +178,11 @@ cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs
 QEMU_NODES=$nodes qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
-# An overloaded host can make the emulated local APIC timer fail its boot-time
-# calibration; the guest then has no per-CPU one-shot timer, hence no nohz_full
-# and no task isolation.  It can also make the emulated TSC drift from the
-# HPET by milliseconds, and the clocksource watchdog then marks the TSC
-# unstable: sched_clock turns unstable, which sets a tick dependency on every
-# nohz_full CPU for good, so that no task can be isolated any more.  That is
-# the emulator, not the kernel under test: boot again (at most twice more)
-# rather than report the tests it breaks.
-emulator_artefact() {
-	if grep -aq 'APIC timer disabled due to verification failure' "$console"; then
-		echo "the emulated APIC timer failed calibration"
-	elif grep -aq "Marking clocksource 'tsc' as unstable because the skew is too large" "$console"; then
-		echo "the emulated TSC drifted from the HPET (clocksource watchdog)"
-	fi
-}
+# An emulator artefact (emulator_artefact in lib.sh) is not the kernel under
+# test: boot again (at most twice more) rather than report the tests it breaks.
 for attempt in 1 2 3; do
 	boot_once
-	artefact=$(emulator_artefact)
+	artefact=$(emulator_artefact "$console")
 	[ -n "$artefact" ] || break
 	[ -n "$verdict" ] && break
 	[ $attempt = 3 ] && { verdict="$artefact on 3 boots (host overloaded?)"; break; }

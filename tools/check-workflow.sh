@@ -22,6 +22,7 @@ with a scratch build directory there, checks as KTAP:
   - tools/ktap-report.py --self-test: the boot-test judge fails an all-SKIP
     run, a suite with fewer results than planned, a WARNING after the dmesg
     dump, and passes a run with only the SKIPs test/expected-skips allows;
+  - tools/soak-report.py --self-test: the soak report's sums and verdict
   - tools/bench-report.py --self-test: the benchmark report keeps n/a
     (config) rows n/a, computes the (b)/(a) ratios and judges the targets;
   - every tools/*.sh rejects an unknown option, and each of its options
@@ -137,6 +138,8 @@ check_judge() {
 check_bench() {
 	expect_rc 0 "bench-report.py --self-test: ratios, n/a (config) rows, targets, PNG" \
 		python3 "$R/tools/bench-report.py" --self-test
+	expect_rc 0 "soak-report.py --self-test: per-source counts, losses explained or not, PNG" \
+		python3 "$R/tools/soak-report.py" --self-test
 }
 
 # 11. The suite's config in every test kernel (suite_config_missing, the

@@ -15,7 +15,8 @@ configs/common.config, configs/<arch>.config and, for --config debug,
 configs/debug.config and configs/<arch>-debug.config, then --set lines.
 --config debian and debian-rt start instead from Debian's own config of the
 pinned version (flavour none or rt, tools/debian-config.sh) with every
-module turned off (mod2noconfig), then configs/debian.config and --set.
+module turned off (mod2noconfig), then configs/debian.config,
+configs/<arch>-debian.config where it exists, and --set.
 Every option that the suite's test/in-tree/config lists, that ARCH
 defines and whose dependencies the config meets must be in the final
 .config too (exit 5 otherwise); the others are named.

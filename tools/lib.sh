@@ -358,6 +358,25 @@ BENCH_DIR=$BUILD/bench
 BENCH_BASE_SRC=$BENCH_DIR/base-src
 bench_obj_dir() { echo "$BUILD/obj/bench-$1-$2"; }
 
+# base_worktree: check out the pinned base (branch base of $TREE) at
+# $BENCH_BASE_SRC, the stock kernel that make bench and make soak compare
+# the series with.  A detached worktree: no branch of its own, so nothing
+# that 'make save' or the unsaved-work checks look at.
+base_worktree() {
+	local base_id
+	base_id=$(git -C "$TREE" rev-parse -q --verify 'refs/heads/base^{commit}') ||
+		die $E_INPUT "$TREE has no base branch (run: make tree)"
+	if ! git -C "$BENCH_BASE_SRC" rev-parse --git-dir >/dev/null 2>&1; then
+		rm -rf "$BENCH_BASE_SRC"
+		git -C "$TREE" worktree prune
+		progress "adding a worktree of the base at $BENCH_BASE_SRC"
+		git -C "$TREE" worktree add -q --detach "$BENCH_BASE_SRC" "$base_id" ||
+			die $E_FAIL "git worktree add $BENCH_BASE_SRC failed"
+	elif [ "$(git -C "$BENCH_BASE_SRC" rev-parse HEAD)" != "$base_id" ]; then
+		git -C "$BENCH_BASE_SRC" checkout -q --detach "$base_id"
+	fi
+}
+
 # kernel_image ARCH CONFIG [OBJ]: the boot image 'make kernel' leaves.
 kernel_image() {
 	arch_facts "$1"
@@ -399,6 +418,7 @@ config_flavour() {
 config_fragments() {
 	if [ -n "$(config_flavour "$2")" ]; then
 		echo "$TOP/configs/debian.config"
+		[ ! -f "$TOP/configs/$1-debian.config" ] || echo "$TOP/configs/$1-debian.config"
 		return
 	fi
 	echo "$TOP/configs/common.config"
@@ -733,6 +753,22 @@ ti_cmdline() {
 	arch_facts "$1"
 	[ -z "$BOOTARGS" ] || c="$c $BOOTARGS"
 	echo "$c"
+}
+
+# emulator_artefact CONSOLE: print why a boot says nothing about the kernel
+# under test, or nothing.  An overloaded host can make the emulated local
+# APIC timer fail its boot-time calibration; the guest then has no per-CPU
+# one-shot timer, hence no nohz_full and no task isolation.  It can also
+# make the emulated TSC drift from the HPET by milliseconds, and the
+# clocksource watchdog then marks the TSC unstable: sched_clock turns
+# unstable, which sets a tick dependency on every nohz_full CPU for good, so
+# that no task can be isolated any more.  Callers boot again.
+emulator_artefact() {
+	if grep -aq 'APIC timer disabled due to verification failure' "$1"; then
+		echo "the emulated APIC timer failed calibration"
+	elif grep -aq "Marking clocksource 'tsc' as unstable because the skew is too large" "$1"; then
+		echo "the emulated TSC drifted from the HPET (clocksource watchdog)"
+	fi
 }
 
 # qemu_watch CONSOLE TIMEOUT HANG: run QEMU_ARGV (see qemu_argv) with its

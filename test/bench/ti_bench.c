@@ -6,6 +6,7 @@
  *   ti_bench cost HK ISO N REPS               part 2: instruction counts
  *   ti_bench scale CPULIST TRIALS              part 3: time to enter
  *   ti_bench rows                             list the part 1 rows
+ *   ti_bench soak HK CPU,... SECONDS          make soak: holders under load
  *
  * Every result is one line on stdout:
  *
@@ -1377,6 +1378,185 @@ static int cmd_scale(int argc, char **argv)
 	return 0;
 }
 
+/* ---- soak: isolated tasks held under a housekeeping load -------------- */
+
+#define SOAK_INSTANCE	TRACEFS "instances/ti_soak/"
+#define SOAK_MAX	16
+#define SOAK_BUF	(1 << 20)
+#define SOAK_PROGRESS_S	30
+
+/* One per held CPU, in memory shared between the controller and holders. */
+struct holder {
+	atomic_int state;	/* 0 starting, 1 holding, -1 cannot pin */
+	atomic_int stop;
+	atomic_long losses;	/* isolation signals (SIGUSR1) handled */
+	atomic_long enter_fail;	/* prctl() attempts that failed */
+	int err;
+};
+
+static struct holder *soak_me;
+static volatile sig_atomic_t soak_lost;
+
+static void soak_on_lost(int sig)
+{
+	atomic_fetch_add(&soak_me->losses, 1);
+	soak_lost = 1;
+}
+
+/*
+ * A holder: its own process (no mm shared with anything that maps or
+ * unmaps), pinned to @cpu, memory locked, polling a 1 MiB buffer of its
+ * own node as a packet-processing loop would.  With task isolation it
+ * isolates (SIGUSR1 caught) and, after each loss, isolates again; without
+ * it, it is a plain nohz_full task.
+ */
+static void soak_holder(struct holder *h, int cpu, int ti)
+{
+	unsigned char *buf;
+	unsigned long i = 0;
+	int eagain = 0, r;
+
+	soak_me = h;
+	if (pin_tid(0, cpu)) {
+		h->err = errno;
+		atomic_store(&h->state, -1);
+		_exit(1);
+	}
+	mlockall(MCL_CURRENT | MCL_FUTURE);
+	buf = malloc(SOAK_BUF);
+	if (!buf)
+		_exit(1);
+	memset(buf, 1, SOAK_BUF);
+	signal(SIGUSR1, soak_on_lost);
+	while (!atomic_load(&h->stop)) {
+		if (ti) {
+			r = isolate(&eagain);
+			if (r) {
+				h->err = -r;
+				atomic_fetch_add(&h->enter_fail, 1);
+				sleep_ms(100);
+				continue;
+			}
+		}
+		atomic_store(&h->state, 1);
+		soak_lost = 0;
+		while (!soak_lost && !atomic_load_explicit(&h->stop, memory_order_relaxed)) {
+			buf[i]++;
+			i = (i + 64) & (SOAK_BUF - 1);
+		}
+	}
+	if (ti && !soak_lost)
+		prctl(PR_TASK_ISOLATION, 0, 0, 0, 0);
+	_exit(0);
+}
+
+/*
+ * ti_bench soak HK CPU,... SECONDS: hold a task on each CPU for SECONDS
+ * while tools/soak-run.sh loads HK.  The window starts when every holder
+ * holds and is bracketed by "ti_soak start"/"ti_soak end" markers in the
+ * ti_soak trace instance (set up by the runner), so that the events it
+ * counts are those of the window.  A progress line every 30 s; at the end
+ * one line per CPU: losses, failed entries, interrupts taken by type.
+ */
+static int cmd_soak(int argc, char **argv)
+{
+	struct irqsnap *a, *b, *sa, *sb;
+	struct holder *h;
+	long before[SOAK_MAX], after[SOAK_MAX];
+	pid_t pids[SOAK_MAX];
+	int cpus[SOAK_MAX], n = 0, hk, seconds, ti, i, t, dead = 0;
+	char *p, *list, line[2048];
+
+	if (argc < 3)
+		return 2;
+	hk = atoi(argv[0]);
+	seconds = atoi(argv[2]);
+	list = strdup(argv[1]);
+	for (p = strtok(list, ","); p && n < SOAK_MAX; p = strtok(NULL, ","))
+		cpus[n++] = atoi(p);
+	if (!n || seconds < 1)
+		return 2;
+	ti = have_task_isolation();
+	a = calloc(4 * n, sizeof(*a));
+	h = mmap(NULL, n * sizeof(*h), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!a || h == MAP_FAILED || pin_tid(0, hk))
+		return 1;
+	for (i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			soak_holder(&h[i], cpus[i], ti);
+	}
+	for (t = 0; t < 600; t++) {
+		for (i = 0; i < n && atomic_load(&h[i].state) == 1; i++)
+			;
+		if (i == n)
+			break;
+		sleep_ms(100);
+	}
+	if (i < n) {
+		snprintf(line, sizeof(line), " part=soak_error reason=holder%%20on%%20cpu%d%%20not%%20holding%%20after%%2060%%20s%%20(%s)",
+			 cpus[i], strerror(h[i].err));
+		emit(line);
+		for (i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		return 1;
+	}
+	write_file(SOAK_INSTANCE "trace_marker", "ti_soak start");
+	for (i = 0; i < n; i++) {
+		snapshot(cpus[i], &a[4 * i], &a[4 * i + 2]);
+		before[i] = atomic_load(&h[i].losses);
+	}
+	for (t = 1; t <= seconds && !dead; t++) {
+		sleep_ms(1000);
+		for (i = 0; i < n; i++)
+			if (waitpid(pids[i], NULL, WNOHANG) == pids[i])
+				dead = cpus[i] + 1;
+		if (t % SOAK_PROGRESS_S && t != seconds)
+			continue;
+		line[0] = 0;
+		for (i = 0; i < n; i++)
+			snprintf(line + strlen(line), sizeof(line) - strlen(line),
+				 " cpu%d:%ld", cpus[i], atomic_load(&h[i].losses) - before[i]);
+		printf("SOAK %d/%d s, losses per CPU:%s\n", t, seconds, ti ? line : " (no task isolation)");
+	}
+	write_file(SOAK_INSTANCE "trace_marker", "ti_soak end");
+	for (i = 0; i < n; i++)
+		after[i] = atomic_load(&h[i].losses);
+	for (i = 0; i < n; i++) {
+		char types[1024] = "", stypes[1024] = "";
+		unsigned long long irqs, softs;
+
+		b = &a[4 * i];
+		sa = b + 2;
+		sb = b + 3;
+		snapshot(cpus[i], b + 1, sb);
+		irqs = delta(b, b + 1, types, sizeof(types));
+		softs = delta(sa, sb, stypes, sizeof(stypes));
+		snprintf(line, sizeof(line), " part=soak");
+		kvi(line, sizeof(line), "cpu", cpus[i]);
+		kvi(line, sizeof(line), "isolation", ti);
+		kvi(line, sizeof(line), "seconds", t - 1);
+		kvi(line, sizeof(line), "losses", after[i] - before[i]);
+		kvi(line, sizeof(line), "enter_fail", atomic_load(&h[i].enter_fail));
+		kvi(line, sizeof(line), "irqs", irqs);
+		kv(line, sizeof(line), "irq_types", types);
+		kvi(line, sizeof(line), "softirqs", softs);
+		kv(line, sizeof(line), "softirq_types", stypes);
+		emit(line);
+	}
+	for (i = 0; i < n; i++)
+		atomic_store(&h[i].stop, 1);
+	for (i = 0; i < n; i++)
+		waitpid(pids[i], NULL, 0);
+	if (dead) {
+		snprintf(line, sizeof(line), " part=soak_error reason=holder%%20on%%20cpu%d%%20died", dead - 1);
+		emit(line);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int k;
@@ -1390,11 +1570,14 @@ int main(int argc, char **argv)
 		rc = cmd_cost(argc - 2, argv + 2);
 	else if (argc >= 2 && !strcmp(argv[1], "scale"))
 		rc = cmd_scale(argc - 2, argv + 2);
+	else if (argc >= 2 && !strcmp(argv[1], "soak"))
+		rc = cmd_soak(argc - 2, argv + 2);
 	else if (argc >= 2 && !strcmp(argv[1], "rows"))
 		for (k = 0, rc = 0; k < NROWS; k++)
 			printf("%s\n", rows[k].name);
 	if (rc == 2)
 		fprintf(stderr, "usage: ti_bench quality HK ISO SECONDS [ROW...] |\n"
-			"       ti_bench cost HK ISO N REPS | scale CPU,... TRIALS | rows\n");
+			"       ti_bench cost HK ISO N REPS | scale CPU,... TRIALS | rows |\n"
+			"       ti_bench soak HK CPU,... SECONDS\n");
 	return rc;
 }
