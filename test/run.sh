@@ -35,6 +35,20 @@ loglevel=$(cut -f1 /proc/sys/kernel/printk 2>/dev/null)
 [ "${loglevel:-0}" -ge 5 ] 2>/dev/null || loglevel=7	# 5: warnings show
 dmesg -n 1 2>/dev/null
 
+# One admin step of Documentation/userspace-api/task_isolation.rst is
+# taken, as a deployment would: without irqaffinity= a device interrupt
+# (here the console's UART) may have its vector on an isolated CPU, and its
+# transmit interrupts then end the isolation of whichever test isolates a
+# task there right after printing.  Every device interrupt that can move
+# goes to the housekeeping CPUs; managed and per-CPU ones refuse, and stay.
+# device_irq_on_isolated_cpu shows what happens without this step.
+hk_cpus=$(for c in $(seq 0 $(($(nproc --all) - 1))); do
+	case ",$ISOLATE_EXPANDED," in *",$c,"*) ;; *) printf '%s,' "$c" ;; esac
+done)
+hk_cpus=${hk_cpus%,}
+for f in /proc/irq/*/smp_affinity_list; do
+	echo "$hk_cpus" >"$f" 2>/dev/null
+done
 # Nothing else is set up: no debugfs knob, no boot option beyond
 # isolcpus=/nohz_full= (the suite's isolation_without_admin_steps checks).
 
