@@ -49,8 +49,13 @@ hk_cpus=${hk_cpus%,}
 for f in /proc/irq/*/smp_affinity_list; do
 	echo "$hk_cpus" >"$f" 2>/dev/null
 done
-# Nothing else is set up: no debugfs knob, no boot option beyond
-# isolcpus=/nohz_full= (the suite's isolation_without_admin_steps checks).
+mask=0
+for c in $(echo "$hk_cpus" | tr ',' ' '); do
+	mask=$((mask | (1 << c)))
+done
+printf '%x' "$mask" >/proc/irq/default_smp_affinity	# interrupts set up later
+# Besides that: no debugfs knob, no boot option beyond isolcpus=/nohz_full=
+# (the suite's isolation_without_admin_steps checks).
 
 # Why prctl() returned EAGAIN, kept for the record after the run: the
 # task_isolation_refused event in a trace instance of its own, which the

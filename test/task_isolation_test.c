@@ -1277,10 +1277,11 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
 	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
 		 pid, pid, cpu);
-	if (WEXITSTATUS(status) && kmsg >= 0 && !kmsg_find(kmsg, needle, rec, sizeof(rec)))
-		snprintf(rec, sizeof(rec), "no log line (rate limit?)");
-	if (kmsg >= 0)
+	/* kmsg_find() closes the descriptor */
+	if (!WEXITSTATUS(status) && kmsg >= 0)
 		close(kmsg);
+	else if (!kmsg_find(kmsg, needle, rec, sizeof(rec)))
+		snprintf(rec, sizeof(rec), "no log line (rate limit?)");
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost during %d s: %s", hold, rec);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d disturber calls failed", failed, calls);
 	/* Counts that could not be read would compare equal: make sure */
@@ -3409,38 +3410,6 @@ TEST_F_TIMEOUT(slow_noise, numa_balancing_while_isolated, 120)
 		TH_LOG("NUMA balancing scanned nothing on cpu %d: the test proves nothing", hk);
 }
 
-#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
-
-static int compact_all(void)
-{
-	return write_file("/proc/sys/vm/compact_memory", "1");
-}
-
-/*
- * Compaction migrates the pages of an isolated task's own memory, locked
- * or not, unless vm.compact_unevictable_allowed is 0 (the default under
- * PREEMPT_RT): each migrated page costs the task's CPU a TLB flush IPI
- * and the task a fault.  kcompactd does it by itself (proactive
- * compaction), an administrator by writing vm.compact_memory.  With the
- * documented step, mlockall() (the test's child does it) and
- * compact_unevictable_allowed=0, compacting every zone leaves the task
- * alone.
- */
-TEST(compact_memory_while_isolated)
-{
-	char saved[8] = "";
-	int cpu, hk;
-
-	if (!test_cpus(_metadata, &cpu, &hk))
-		return;
-	if (access("/proc/sys/vm/compact_memory", W_OK) ||
-	    read_text(COMPACT_UNEVICTABLE, saved, sizeof(saved)) <= 0)
-		SKIP(return, "no compaction (CONFIG_COMPACTION)");
-	ASSERT_EQ(0, write_file(COMPACT_UNEVICTABLE, "0"));
-	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, compact_all);
-	write_file(COMPACT_UNEVICTABLE, saved);
-}
-
 /*
  * A NUMA node whose CPUs are all isolated (a socket set aside for isolated
  * tasks; node 1 of the test guests): its number, and its first CPU in
@@ -4314,19 +4283,98 @@ TEST(madv_collapse_while_isolated)
 		write_file(THP_ENABLED, mode);
 }
 
-/* ---- admin actions that reach every CPU -------------------------------- */
+/* ---- memory and admin actions that reach every CPU -------------------- */
+
+#define COMPACT_UNEVICTABLE	"/proc/sys/vm/compact_unevictable_allowed"
+#define OVERCOMMIT		"/proc/sys/vm/overcommit_memory"
+#define ADMIN_INSTANCE		TRACEFS "instances/ti_admin/"
+#define KPROBE_EVENTS		TRACEFS "kprobe_events"
+
+static char other_online[64];
+
+/* Append @s to @path (kprobe_events: O_TRUNC would remove every probe). */
+static int append_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_APPEND), ret;
+
+	if (fd < 0)
+		return -1;
+	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+	close(fd);
+	return ret;
+}
+
+/* The teardown puts back whatever a test of this group changed. */
+FIXTURE(admin) {
+	char compact[8], overcommit[8];
+};
+
+FIXTURE_SETUP(admin)
+{
+	read_text(COMPACT_UNEVICTABLE, self->compact, sizeof(self->compact));
+	read_text(OVERCOMMIT, self->overcommit, sizeof(self->overcommit));
+	other_online[0] = 0;
+}
+
+FIXTURE_TEARDOWN(admin)
+{
+	char now[8] = "";
+
+	if (self->compact[0])
+		write_file(COMPACT_UNEVICTABLE, self->compact);
+	if (self->overcommit[0] && read_text(OVERCOMMIT, now, sizeof(now)) > 0 &&
+	    now[0] != self->overcommit[0])
+		write_file(OVERCOMMIT, self->overcommit);
+	rmdir(ADMIN_INSTANCE);
+	append_file(KPROBE_EVENTS, "-:ti_admin_probe");
+	if (other_online[0])
+		write_file(other_online, "1");
+}
+
+static int compact_all(void)
+{
+	return write_file("/proc/sys/vm/compact_memory", "1");
+}
 
 /*
- * What an administrator does that runs something on every CPU, where the
- * kernel has no way to leave a CPU in user space alone yet.  The task
- * isolated on @cpu gets its isolation signal, and the loss is traced with
- * a cause that contains @cause.  The documentation's step for each: do it
- * before isolating tasks, or not on a machine that runs them.
+ * Compaction migrates the pages of an isolated task's own memory, locked
+ * or not, unless vm.compact_unevictable_allowed is 0 (the default under
+ * PREEMPT_RT): on x86 each batch of migrated pages costs the task's CPU a
+ * TLB flush IPI, and a task that touches a page under migration faults.
+ * kcompactd does it by itself (proactive compaction), an administrator by
+ * writing vm.compact_memory.  With the documented step, mlockall() (the
+ * test's child does it) and compact_unevictable_allowed=0, compacting
+ * every zone leaves the task alone.  Compaction must have scanned pages
+ * meanwhile, or the test proves nothing.
+ */
+TEST_F(admin, compact_memory_while_isolated)
+{
+	long before, after;
+	int cpu, hk;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	if (access("/proc/sys/vm/compact_memory", W_OK) || !self->compact[0])
+		SKIP(return, "no compaction (CONFIG_COMPACTION)");
+	ASSERT_EQ(0, write_file(COMPACT_UNEVICTABLE, "0"));
+	before = vmstat_value("compact_migrate_scanned");
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, compact_all);
+	after = vmstat_value("compact_migrate_scanned");
+	EXPECT_LT(before, after) TH_LOG("compaction scanned nothing: the test proves nothing");
+}
+
+/*
+ * What an administrator does that runs something on every CPU (or on the
+ * isolated one) by design, where the kernel has no way to leave a CPU in
+ * user space alone.  The task isolated on @cpu gets its isolation signal,
+ * and the loss is traced with a cause that contains @cause, sent by this
+ * process when @by_self.  The documentation's step for each: do it before
+ * isolating tasks, or keep it off the isolated CPUs.
  */
 static int admin_cpu = -1;
 
 static void admin_action_reported(struct __test_metadata *_metadata,
-				  int (*action)(void), const char *cause)
+				  int (*action)(void), const char *cause, int by_self)
 {
 	struct shared *sh = shared_page();
 	char needle[96], line[512], *c;
@@ -4352,10 +4400,11 @@ static void admin_action_reported(struct __test_metadata *_metadata,
 		TH_LOG("no task_isolation_lost event with '%s'", needle);
 	c = strstr(line, "cause=");
 	EXPECT_TRUE(c && strstr(c, cause)) TH_LOG("the cause is not '%s': '%s'", cause, line);
+	snprintf(needle, sizeof(needle), " from_pid=%d", getpid());
+	if (by_self)
+		EXPECT_TRUE(c && strstr(c, needle)) TH_LOG("not sent by this process: '%s'", line);
 	TH_LOG("%s", c ? c : line);
 }
-
-#define ADMIN_INSTANCE	TRACEFS "instances/ti_admin/"
 
 /* Trace only this process's events in an instance of our own. */
 static int set_event_pid(void)
@@ -4370,15 +4419,12 @@ static int set_event_pid(void)
  * Writing set_event_pid (or set_ftrace_pid) runs ignore_task_cpu() on
  * every CPU, to mark whether the task running there is traced.
  */
-TEST(set_event_pid_while_isolated)
+TEST_F(admin, set_event_pid_while_isolated)
 {
 	if (geteuid() == 0 && mkdir(ADMIN_INSTANCE, 0755) && errno != EEXIST)
 		SKIP(return, "no tracefs instances: %s", strerror(errno));
-	admin_action_reported(_metadata, set_event_pid, "ignore_task_cpu");
-	rmdir(ADMIN_INSTANCE);
+	admin_action_reported(_metadata, set_event_pid, "IPI ignore_task_cpu", 1);
 }
-
-#define OVERCOMMIT	"/proc/sys/vm/overcommit_memory"
 
 static int overcommit_never(void)
 {
@@ -4386,21 +4432,23 @@ static int overcommit_never(void)
 
 	if (read_text(OVERCOMMIT, saved, sizeof(saved)) <= 0 || write_file(OVERCOMMIT, "2"))
 		return -1;
-	return write_file(OVERCOMMIT, saved[0] == '2' ? "0" : saved);
+	return write_file(OVERCOMMIT, saved);
 }
 
 /*
- * Switching vm.overcommit_memory to 2 (never) folds the committed-memory
+ * Writing 2 (never) to vm.overcommit_memory folds the committed-memory
  * counter of every CPU, in a work item queued on each of them
- * (schedule_on_each_cpu()): a kworker woken on the isolated CPU.
+ * (schedule_on_each_cpu()): the writer wakes a kworker on the isolated
+ * CPU.
  */
-TEST(overcommit_never_while_isolated)
+TEST_F(admin, overcommit_never_while_isolated)
 {
-	if (access(OVERCOMMIT, W_OK))
+	if (!self->overcommit[0])
 		SKIP(return, "no %s", OVERCOMMIT);
-	admin_action_reported(_metadata, overcommit_never, "IPI");
+	admin_action_reported(_metadata, overcommit_never, "IPI", 1);
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 /* Read the isolated CPU's time stamp counter through the msr driver. */
 static int read_tsc_msr(void)
 {
@@ -4416,25 +4464,24 @@ static int read_tsc_msr(void)
 	close(fd);
 	return ret;
 }
+#endif
 
 /*
- * Reading a model-specific register of another CPU (the msr driver, and
- * coretemp and the RAPL driver on every read of their files) runs
- * rdmsr on that CPU.  Monitoring agents do it on every scrape: they must
- * leave the isolated CPUs out.
+ * Reading a model-specific register of another CPU (the msr driver; the
+ * coretemp driver on reads of its files) runs rdmsr on that CPU.
+ * Monitoring agents do it on every scrape: they must leave the isolated
+ * CPUs out.
  */
-TEST(msr_read_while_isolated)
+TEST_F(admin, msr_read_while_isolated)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	if (access("/dev/cpu/0/msr", R_OK))
 		SKIP(return, "no /dev/cpu/N/msr (CONFIG_X86_MSR)");
-	admin_action_reported(_metadata, read_tsc_msr, "rdmsr");
+	admin_action_reported(_metadata, read_tsc_msr, "rdmsr", 1);
 #else
 	SKIP(return, "model-specific registers are x86's");
 #endif
 }
-
-static char other_online[64];
 
 /* Take another isolated CPU offline and back. */
 static int offline_other(void)
@@ -4445,11 +4492,11 @@ static int offline_other(void)
 }
 
 /*
- * Taking another CPU offline runs stop_machine(): a stopper thread on every
- * online CPU, the isolated one included, with interrupts off until the
- * CPU is gone.
+ * Taking another CPU offline kicks every nohz_full CPU from the hotplug
+ * thread (the tick dependency RCU sets while a CPU goes down), then runs
+ * stop_machine(): a stopper thread on every online CPU.
  */
-TEST(offline_other_cpu_while_isolated)
+TEST_F(admin, offline_other_cpu_while_isolated)
 {
 	int iso[MAX_CPUS], n, i, first = first_isolated_cpu();
 
@@ -4459,46 +4506,48 @@ TEST(offline_other_cpu_while_isolated)
 	if (i == n)
 		SKIP(return, "needs a second isolated CPU to take offline");
 	snprintf(other_online, sizeof(other_online), SYSFS_CPU "cpu%d/online", iso[i]);
-	if (access(other_online, W_OK))
+	if (access(other_online, W_OK)) {
+		other_online[0] = 0;
 		SKIP(return, "cpu %d cannot go offline (CONFIG_HOTPLUG_CPU)", iso[i]);
-	admin_action_reported(_metadata, offline_other, "IPI");
-	write_file(other_online, "1");
+	}
+	admin_action_reported(_metadata, offline_other, "nohz_full_kick_func", 0);
 }
 
-#define KPROBE_EVENTS	TRACEFS "kprobe_events"
-
-/*
- * Register a kprobe on a function that ftrace can trace, enable it, disable
- * it and remove it (write_file() truncates kprobe_events, which removes
- * every probe: ours is the only one).
- */
+/* Register a kprobe on a function that ftrace can trace, enable, remove. */
 static int kprobe_cycle(void)
 {
-	if (write_file(KPROBE_EVENTS, "p:ti_admin_probe vfs_fsync") ||
+	if (append_file(KPROBE_EVENTS, "p:ti_admin_probe vfs_fsync") ||
 	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "1") ||
 	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "0"))
 		return -1;
-	return write_file(KPROBE_EVENTS, "");
+	return append_file(KPROBE_EVENTS, "-:ti_admin_probe");
 }
 
 /*
- * A kprobe on a function entry registers an ftrace_ops and patches the
- * function's entry (x86: text_poke_bp(), arm64: the ftrace call site),
- * and removing it patches it back: every CPU must synchronise its
- * instruction stream, which a CPU in user space does on its next entry.
- * But x86 also gives the ops a trampoline of its own, and freeing it
- * flushes the kernel TLB of every CPU by IPI (do_flush_tlb_all or
- * do_kernel_range_flush), which no CPU can put off; arm64 has no kprobes
- * on ftrace and arms a kprobe under stop_machine().  The loss is reported.
+ * A kprobe on a function entry is armed through ftrace on x86: its
+ * ftrace_ops is registered and the function's entry patched, and both are
+ * undone on removal; every CPU must then synchronise its instruction
+ * stream, which a CPU in user space does on its next entry.  The first
+ * such kprobe of a boot also makes the ops' trampoline executable, a
+ * kernel TLB flush of every CPU by IPI that no CPU can put off: the test
+ * makes that one before isolating.  arm64 has no kprobes on ftrace and
+ * arms a kprobe under stop_machine(): the loss is reported.
  */
-TEST(kprobe_while_isolated)
+TEST_F(admin, kprobe_while_isolated)
 {
+	int cpu, hk;
+
 	if (access(KPROBE_EVENTS, W_OK))
 		SKIP(return, "no %s (CONFIG_KPROBE_EVENTS)", KPROBE_EVENTS);
 #if defined(__x86_64__) || defined(__i386__)
-	admin_action_reported(_metadata, kprobe_cycle, "flush");
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	ASSERT_EQ(0, kprobe_cycle()) TH_LOG("kprobe_events: %s", strerror(errno));
+	hold_isolated(_metadata, cpu, hk, 3, NULL, NULL, kprobe_cycle);
 #else
-	admin_action_reported(_metadata, kprobe_cycle, "");
+	(void)cpu;
+	(void)hk;
+	admin_action_reported(_metadata, kprobe_cycle, "", 0);
 #endif
 }
 

@@ -66,6 +66,12 @@ class Soak:
                 self.losses.setdefault(arch, {})[r["cause"]] = int(r["count"])
             elif part == "soak":
                 self.signals[(arch, kern)] = self.signals.get((arch, kern), 0) + int(r["losses"])
+                if kern == "series" and r.get("isolation") != "1":
+                    self.errors.append((arch, kern, "cpu %s: the kernel offers no task isolation"
+                                        % r.get("cpu")))
+                if kern == "series" and r.get("enter_fail", "0") != "0":
+                    self.errors.append((arch, kern, "cpu %s: %s failed attempts to isolate again"
+                                        % (r.get("cpu"), r.get("enter_fail"))))
                 for field, prefix in (("irq_types", ""), ("softirq_types", "softirq ")):
                     for tok in r.get(field, "").split():
                         name, _, n = tok.rpartition("=")
@@ -73,6 +79,8 @@ class Soak:
                         t[kern] = t.get(kern, 0) + int(n)
             elif part == "soak_error":
                 self.errors.append((arch, kern, r.get("reason", "?")))
+            elif part == "done" and r.get("rc", "0") != "0":
+                self.errors.append((arch, kern, "the guest side exited with %s" % r.get("rc")))
 
     def unexplained(self):
         out = []
@@ -87,7 +95,9 @@ class Soak:
         return out
 
     def failed_boots(self):
-        return [(k, b["verdict"]) for k, b in self.boots.items() if b.get("verdict") != "ok"]
+        """Boots that failed, and runs whose guest side reported an error."""
+        out = [(k, b["verdict"]) for k, b in self.boots.items() if b.get("verdict") != "ok"]
+        return out + [((a, k), why) for a, k, why in self.errors]
 
     def markdown(self):
         m, o = self.meta, io.StringIO()
@@ -253,6 +263,15 @@ def self_test():
         check(("x86_64", "losses with no task_isolation_lost event", 1) in rep.unexplained(),
               "signals beyond the traced losses are unexplained")
         check("**unexplained**" in md and "Verdict: x86_64" in md, "the verdict names them")
+        check(not rep.failed_boots(), "no failed boot in the sample: %s" % rep.failed_boots())
+        bad = Soak(parse(SAMPLE.splitlines() + [
+            "BENCH arch=x86_64 kernel=series part=soak_error reason=trace%20buffer%20overran",
+            "BENCH arch=x86_64 kernel=series part=done rc=1",
+            "BENCH arch=x86_64 kernel=series part=soak cpu=3 isolation=0 seconds=60 losses=0 "
+            "enter_fail=2 irqs=0 irq_types= softirqs=0 softirq_types="]))
+        why = " ".join(w for _, w in bad.failed_boots())
+        check("overran" in why and "exited with 1" in why and "no task isolation" in why
+              and "2 failed attempts" in why, "guest errors fail the verdict: %s" % why)
         EXPLAINED["do_sync_core"] = "test"
         check(all(c != "IPI do_sync_core" for _, c, _ in rep.unexplained()),
               "an EXPLAINED cause is not unexplained")

@@ -61,22 +61,44 @@ old_start() {
 	[ ! -f "$b" ] || bundle_prereqs "$b" | head -n 1
 }
 
+# Topics that are not checked out are rebased in a worktree of their own
+# ($RESTACK_WT), so that the files of $TREE keep their times and the next
+# kernel build recompiles only what the new tip really changed: rebasing in
+# $TREE itself would rewrite every file the later topics touch.  The
+# checked-out branch is rebased in place; a checked-out tip is moved with
+# 'git reset --keep' (only the files that differ; local edits kept, or it
+# stops).
+RESTACK_WT=$BUILD/restack-wt
 restack() {
-	local prev t start
+	local prev t start head where
 	prev=$(tree_base)
+	head=$(tgit symbolic-ref -q --short HEAD || true)
 	for t in $(series_topics); do
 		start=$(old_start "$t")
 		[ -n "$start" ] || start=$(tgit merge-base "$prev" "refs/heads/$t")
 		if [ "$start" != "$prev" ] && ! tgit merge-base --is-ancestor "$prev" "refs/heads/$t"; then
 			progress "restacking $t onto $(tgit log -1 --format='%h %s' "$prev")"
-			if ! tgit rebase -q --onto "$prev" "$start" "$t"; then
-				die $E_FAIL "conflict while moving topic $t: resolve in $TREE, 'git rebase --continue', then run 'tools/topic.sh restack' again"
+			where=$TREE
+			if [ "$t" != "$head" ]; then
+				where=$RESTACK_WT
+				[ -d "$where" ] || tgit worktree add -q --detach "$where" "$prev" ||
+					die $E_FAIL "cannot add the worktree $where"
 			fi
+			if ! git -C "$where" rebase -q --onto "$prev" "$start" "$t"; then
+				die $E_FAIL "conflict while moving topic $t: resolve in $where, 'git -C $where rebase --continue', then run 'tools/topic.sh restack' again"
+			fi
+			[ "$where" = "$TREE" ] || git -C "$where" checkout -q --detach
 		fi
 		tgit config "branch.$t.tistart" "$prev"
 		prev=$(tgit rev-parse "refs/heads/$t")
 	done
-	tgit update-ref "refs/heads/$TIP_BRANCH" "$prev"
+	[ ! -d "$RESTACK_WT" ] || tgit worktree remove --force "$RESTACK_WT"
+	if [ "$head" = "$TIP_BRANCH" ]; then
+		tgit reset -q --keep "$prev" ||
+			die $E_UNSAVED "$TREE has local edits in files the new tip changes: commit or stash them, then run restack again"
+	else
+		tgit update-ref "refs/heads/$TIP_BRANCH" "$prev"
+	fi
 	progress "series restacked; run 'make save' to write the bundles"
 }
 

@@ -49,6 +49,7 @@ steps="irqs-to-cpu$HK"
 for f in /proc/irq/*/smp_affinity_list; do
 	echo "$HK" >"$f" 2>/dev/null	# per-CPU and managed ones refuse
 done
+printf '%x' $((1 << HK)) >/proc/irq/default_smp_affinity	# interrupts set up later
 if echo 0 >/proc/sys/vm/compact_unevictable_allowed 2>/dev/null; then
 	steps="$steps compact_unevictable_allowed=0"
 fi
@@ -109,11 +110,13 @@ awk '
 function enc(s) { gsub(/%/, "%25", s); gsub(/ /, "%20", s); gsub(/=/, "%3D", s); gsub(/,/, "%2C", s); return s }
 function field(name,    i) { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) return substr($i, length(name) + 2); return "" }
 function sym(s) { sub(/\+0x[0-9a-f]+\/0x[0-9a-f]+$/, "", s); return s }
-/tracing_mark_write: ti_soak start/ { on = 1; next }
-/tracing_mark_write: ti_soak end/ { on = 0; next }
+/tracing_mark_write: ti_soak start/ { on = 1; started = 1; next }
+/tracing_mark_write: ti_soak end/ { on = 0; ended = 1; next }
 !on { next }
 / (ipi_send_cpu|ipi_send_cpumask|csd_queue_cpu|sched_migrate_task|sched_wakeup): / {
 	for (i = 1; i <= NF; i++) if ($i ~ /^(ipi_send_cpu|ipi_send_cpumask|csd_queue_cpu|sched_migrate_task|sched_wakeup):$/) { ev = substr($i, 1, length($i) - 1); break }
+	# The IPI that carries queued CSDs: each CSD is counted by csd_queue_cpu
+	if (field("callback") ~ /^generic_smp_call_function/) next
 	if (ev ~ /^sched_/) src = "task " field("comm")
 	else src = ev == "csd_queue_cpu" ? sym(field("func")) : sym(field("callback"))
 	if (src == "" || src == "0x0") src = "(none) from " sym(field("callsite"))
@@ -132,6 +135,8 @@ function sym(s) { sub(/\+0x[0-9a-f]+\/0x[0-9a-f]+$/, "", s); return s }
 	l[c]++
 }
 END {
+	if (!started || !ended)
+		printf "BENCH part=soak_error reason=%s\n", enc("the window markers are not in the trace (start " started ", end " ended ")")
 	for (k in n) { split(k, p, " "); s = substr(k, length(p[1]) + 2); printf "BENCH part=soak_event event=%s source=%s count=%d\n", p[1], enc(s), n[k] }
 	for (k in l) printf "BENCH part=soak_loss cause=%s count=%d\n", enc(k), l[k]
 }' $I/trace

@@ -1429,6 +1429,8 @@ static void soak_holder(struct holder *h, int cpu, int ti)
 	memset(buf, 1, SOAK_BUF);
 	signal(SIGUSR1, soak_on_lost);
 	while (!atomic_load(&h->stop)) {
+		/* Before the prctl(): a loss right after it must end this round */
+		soak_lost = 0;
 		if (ti) {
 			r = isolate(&eagain);
 			if (r) {
@@ -1439,7 +1441,6 @@ static void soak_holder(struct holder *h, int cpu, int ti)
 			}
 		}
 		atomic_store(&h->state, 1);
-		soak_lost = 0;
 		while (!soak_lost && !atomic_load_explicit(&h->stop, memory_order_relaxed)) {
 			buf[i]++;
 			i = (i + 64) & (SOAK_BUF - 1);
@@ -1462,7 +1463,7 @@ static int cmd_soak(int argc, char **argv)
 {
 	struct irqsnap *a, *b, *sa, *sb;
 	struct holder *h;
-	long before[SOAK_MAX], after[SOAK_MAX];
+	long before[SOAK_MAX], after[SOAK_MAX], fail_before[SOAK_MAX];
 	pid_t pids[SOAK_MAX];
 	int cpus[SOAK_MAX], n = 0, hk, seconds, ti, i, t, dead = 0;
 	char *p, *list, line[2048];
@@ -1502,10 +1503,16 @@ static int cmd_soak(int argc, char **argv)
 			kill(pids[i], SIGKILL);
 		return 1;
 	}
-	write_file(SOAK_INSTANCE "trace_marker", "ti_soak start");
+	if (write_file(SOAK_INSTANCE "trace_marker", "ti_soak start")) {
+		emit(" part=soak_error reason=cannot%20write%20the%20start%20marker");
+		for (i = 0; i < n; i++)
+			kill(pids[i], SIGKILL);
+		return 1;
+	}
 	for (i = 0; i < n; i++) {
 		snapshot(cpus[i], &a[4 * i], &a[4 * i + 2]);
 		before[i] = atomic_load(&h[i].losses);
+		fail_before[i] = atomic_load(&h[i].enter_fail);
 	}
 	for (t = 1; t <= seconds && !dead; t++) {
 		sleep_ms(1000);
@@ -1520,7 +1527,8 @@ static int cmd_soak(int argc, char **argv)
 				 " cpu%d:%ld", cpus[i], atomic_load(&h[i].losses) - before[i]);
 		printf("SOAK %d/%d s, losses per CPU:%s\n", t, seconds, ti ? line : " (no task isolation)");
 	}
-	write_file(SOAK_INSTANCE "trace_marker", "ti_soak end");
+	if (write_file(SOAK_INSTANCE "trace_marker", "ti_soak end"))
+		emit(" part=soak_error reason=cannot%20write%20the%20end%20marker");
 	for (i = 0; i < n; i++)
 		after[i] = atomic_load(&h[i].losses);
 	for (i = 0; i < n; i++) {
@@ -1538,7 +1546,7 @@ static int cmd_soak(int argc, char **argv)
 		kvi(line, sizeof(line), "isolation", ti);
 		kvi(line, sizeof(line), "seconds", t - 1);
 		kvi(line, sizeof(line), "losses", after[i] - before[i]);
-		kvi(line, sizeof(line), "enter_fail", atomic_load(&h[i].enter_fail));
+		kvi(line, sizeof(line), "enter_fail", atomic_load(&h[i].enter_fail) - fail_before[i]);
 		kvi(line, sizeof(line), "irqs", irqs);
 		kv(line, sizeof(line), "irq_types", types);
 		kvi(line, sizeof(line), "softirqs", softs);
