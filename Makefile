@@ -26,7 +26,7 @@ help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / { printf "  %-15s %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
 	@echo "  variables: BUILD=dir (or O=), ARCH=$(subst $(eval) ,|,$(ARCHES)), CONFIG=default|debug|debian|debian-rt,"
 	@echo "             VERSION=<debian version> (rebase), FORCE=1 (drop unsaved work, with backup)"
-	@echo "             QUICK=1 (bench: 10 s window, x86_64 only)"
+	@echo "             QUICK=1 (bench: 10 s window, x86_64 only), DURATION=s (soak, default 600)"
 
 deps: ## install the Debian packages the workflow needs (root)
 	tools/deps.sh
