@@ -3477,7 +3477,7 @@ TEST_F_TIMEOUT(slow_noise, node_kthreads_while_isolated, 60)
 		return;
 	node = isolated_node(&cpu);
 	if (node < 0)
-		SKIP(return, "no NUMA node whose CPUs are all isolated (one node, or CONFIG_NUMA=n)");
+		SKIP(return, "no NUMA node whose CPUs are all isolated (one node, or no NUMA)");
 	m = isolated_cpus(iso);
 	for (t = 0; t < ARRAY_SIZE(names); t++) {
 		snprintf(comm, sizeof(comm), names[t], node);
@@ -3488,10 +3488,14 @@ TEST_F_TIMEOUT(slow_noise, node_kthreads_while_isolated, 60)
 		k = parse_cpulist(list, allowed, MAX_CPUS);
 		EXPECT_LT(0, k) TH_LOG("%s: no Cpus_allowed_list", comm);
 		bad[0] = 0;
-		for (i = 0; i < k; i++)
+		for (i = 0; i < k; i++) {
+			size_t len = strlen(bad);
+
 			if (in_cpulist(allowed[i], iso, m))
-				snprintf(bad + strlen(bad), sizeof(bad) - strlen(bad), " %d", allowed[i]);
-		EXPECT_STREQ("", bad) TH_LOG("%s may run on isolated CPUs (allowed: %s)", comm, list);
+				snprintf(bad + len, sizeof(bad) - len, " %d", allowed[i]);
+		}
+		EXPECT_STREQ("", bad)
+			TH_LOG("%s may run on isolated CPUs (allowed: %s)", comm, list);
 		checked++;
 	}
 	ASSERT_LT(0, checked) TH_LOG("no kswapd%d or kcompactd%d", node, node);
@@ -4448,7 +4452,7 @@ TEST_F(admin, overcommit_never_while_isolated)
 	admin_action_reported(_metadata, overcommit_never, "IPI", 1);
 }
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 /* Read the isolated CPU's time stamp counter through the msr driver. */
 static int read_tsc_msr(void)
 {
@@ -4474,7 +4478,7 @@ static int read_tsc_msr(void)
  */
 TEST_F(admin, msr_read_while_isolated)
 {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 	if (access("/dev/cpu/0/msr", R_OK))
 		SKIP(return, "no /dev/cpu/N/msr (CONFIG_X86_MSR)");
 	admin_action_reported(_metadata, read_tsc_msr, "rdmsr", 1);
@@ -4539,7 +4543,7 @@ TEST_F(admin, kprobe_while_isolated)
 
 	if (access(KPROBE_EVENTS, W_OK))
 		SKIP(return, "no %s (CONFIG_KPROBE_EVENTS)", KPROBE_EVENTS);
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
 	ASSERT_EQ(0, kprobe_cycle()) TH_LOG("kprobe_events: %s", strerror(errno));
