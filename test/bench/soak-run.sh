@@ -72,11 +72,11 @@ loadpids=$!
 # hackbench: scheduler messaging between many tasks
 (while :; do hk_run hackbench -g 2 -f 10 -l 200 >/dev/null 2>&1; done) &
 loadpids="$loadpids $!"
-# Tracing: an event switched on and off (static keys, text patching), a
-# trace buffer resized.
+# Tracing: an event switched on and off (its static key flips: text
+# patching; not one the ti_soak instance has on), a trace buffer resized.
 (while :; do
-	echo 1 >$T/events/sched/sched_wakeup/enable; sleep 1
-	echo 0 >$T/events/sched/sched_wakeup/enable; sleep 1
+	echo 1 >$T/events/signal/signal_deliver/enable; sleep 1
+	echo 0 >$T/events/signal/signal_deliver/enable; sleep 1
 	echo 2048 >$T/buffer_size_kb; echo 1408 >$T/buffer_size_kb
 done) &
 loadpids="$loadpids $!"
