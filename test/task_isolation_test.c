@@ -4517,15 +4517,28 @@ TEST_F(admin, offline_other_cpu_while_isolated)
 	admin_action_reported(_metadata, offline_other, "nohz_full_kick_func", 0);
 }
 
-/* Register a kprobe on a function that ftrace can trace, enable, remove. */
-static int kprobe_cycle(void)
+/*
+ * Register a kprobe on a function that ftrace can trace, enable it and
+ * disable it.  Removing it clears the trace buffers (every removed event
+ * does): the fixture's teardown removes it.
+ */
+static int kprobe_arm(void)
 {
 	if (append_file(KPROBE_EVENTS, "p:ti_admin_probe vfs_fsync") ||
-	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "1") ||
-	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "0"))
+	    write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "1"))
+		return -1;
+	return write_file(TRACEFS "events/kprobes/ti_admin_probe/enable", "0");
+}
+
+#if defined(__x86_64__)
+/* The same, and remove it. */
+static int kprobe_cycle(void)
+{
+	if (kprobe_arm())
 		return -1;
 	return append_file(KPROBE_EVENTS, "-:ti_admin_probe");
 }
+#endif
 
 /*
  * A kprobe on a function entry is armed through ftrace on x86: its
@@ -4551,7 +4564,7 @@ TEST_F(admin, kprobe_while_isolated)
 #else
 	(void)cpu;
 	(void)hk;
-	admin_action_reported(_metadata, kprobe_cycle, "", 0);
+	admin_action_reported(_metadata, kprobe_arm, "IPI", 0);
 #endif
 }
 

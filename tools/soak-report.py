@@ -28,7 +28,13 @@ KERNELS = ("stock", "series")
 # Losses the series still takes under the soak's load that the task did
 # not cause, by a substring of their cause: why, and what a user can do.
 # Each is also named in the README and the cover letter.
-EXPLAINED = {}
+EXPLAINED = {
+    "IPI do_flush_tlb_all": "x86 kernel TLB flush of every CPU: the lazy vmalloc purge (a kworker) "
+    "of memory the load freed; kernel-range flushes are not deferred yet (the x86 kernel TLB issue). "
+    "Nothing reliable for a user: fewer vmalloc users on the machine (BPF loads, module loads, "
+    "thread stacks) make purges rarer",
+    "IPI do_kernel_range_flush": "x86 kernel TLB flush of a range, as above (not deferred yet)",
+}
 
 
 def explained(cause):
@@ -175,8 +181,12 @@ class Soak:
         for arch in self.arches:
             ev = self.events.get(arch, {})
             top = sorted(ev, key=lambda k: -ev[k].get("stock", 0) - ev[k].get("series", 0))[:12]
+            short = {"csd_queue_cpu": "csd", "ipi_send_cpu": "ipi", "ipi_send_cpumask": "ipi",
+                     "sched_wakeup": "wakeup", "sched_migrate_task": "migrate"}
             for key in top:
-                label = key[1] if len(self.arches) == 1 else "%s: %s" % (arch, key[1])
+                label = "%s (%s)" % (key[1], short.get(key[0], key[0]))
+                if len(self.arches) > 1:
+                    label = "%s: %s" % (arch, label)
                 rows.append((label[:48], ev[key].get("stock", 0), ev[key].get("series", 0)))
         if not gp or not rows:
             return "no gnuplot" if not gp else "no events counted"
