@@ -4349,8 +4349,12 @@ static int compact_all(void)
  * kcompactd does it by itself (proactive compaction), an administrator by
  * writing vm.compact_memory.  With the documented step, mlockall() (the
  * test's child does it) and compact_unevictable_allowed=0, compacting
- * every zone leaves the task alone.  Compaction must have scanned pages
- * meanwhile, or the test proves nothing.
+ * every zone leaves the task alone: compaction's own work on every CPU
+ * (LRU and per-CPU page drains) must not reach it, and compaction must
+ * have scanned pages meanwhile, or the test proves nothing.  Without the
+ * step the child's few locked pages are seldom picked within the hold
+ * (it passed 10 s so under QEMU): make soak, whose tasks poll 1 MiB,
+ * showed those migrations on v2 (flush_tlb_func from migrate_pages()).
  */
 TEST_F_TIMEOUT(admin, compact_memory_while_isolated, 120)
 {
