@@ -1348,15 +1348,21 @@ static int read_text(const char *path, char *buf, size_t len)
 	return n;
 }
 
-static int write_file(const char *path, const char *s)
+/* Write @s to @path opened with O_WRONLY | @flags; 0 if all of it went. */
+static int write_flags(const char *path, const char *s, int flags)
 {
-	int fd = open(path, O_WRONLY | O_TRUNC), ret;
+	int fd = open(path, O_WRONLY | flags), ret;
 
 	if (fd < 0)
 		return -1;
 	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
 	close(fd);
 	return ret;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	return write_flags(path, s, O_TRUNC);
 }
 
 static int file_contains(const char *path, const char *needle, char *line_out, size_t len)
@@ -4312,13 +4318,7 @@ static char other_online[64];
 /* Append @s to @path (kprobe_events: O_TRUNC would remove every probe). */
 static int append_file(const char *path, const char *s)
 {
-	int fd = open(path, O_WRONLY | O_APPEND), ret;
-
-	if (fd < 0)
-		return -1;
-	ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
-	close(fd);
-	return ret;
+	return write_flags(path, s, O_APPEND);
 }
 
 /* The teardown puts back whatever a test of this group changed. */

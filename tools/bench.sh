@@ -197,7 +197,7 @@ boot() {	# boot ARCH LABEL PART
 	tr -d '\r' <"$console" | grep -a '^BENCH part=' |
 		sed "s/^BENCH /BENCH arch=$arch kernel=$label boot=$part /" >>"$raw" || true
 	local bad
-	bad=$(tr -d '\r' <"$console" | { grep -aE -m 3 'Kernel panic|Oops|BUG:|WARNING:|INFO: task .* blocked|rcu_.*self-detected stall' || true; } | paste -sd'|' -)
+	bad=$(console_reports "$console")	# lib.sh
 	if ! grep -aq '^BENCH part=done' <(tr -d '\r' <"$console"); then
 		QEMU_VERDICT=${QEMU_VERDICT:-no results}
 	fi

@@ -755,6 +755,13 @@ ti_cmdline() {
 	echo "$c"
 }
 
+# console_reports CONSOLE: the first three kernel splats on a guest console
+# (panic, Oops, BUG, WARNING, hung task, RCU stall), joined with '|', or
+# nothing.
+console_reports() {
+	tr -d '\r' <"$1" | { grep -aE -m 3 'Kernel panic|Oops|BUG:|WARNING:|INFO: task .* blocked|rcu_.*self-detected stall' || true; } | paste -sd'|' -
+}
+
 # emulator_artefact CONSOLE: print why a boot says nothing about the kernel
 # under test, or nothing.  An overloaded host can make the emulated local
 # APIC timer fail its boot-time calibration; the guest then has no per-CPU

@@ -150,7 +150,7 @@ boot() {	# boot ARCH LABEL
 	done
 	tr -d '\r' <"$console" | grep -a '^BENCH part=' |
 		sed "s/^BENCH /BENCH arch=$arch kernel=$label /" >>"$raw" || true
-	bad=$(tr -d '\r' <"$console" | { grep -aE -m 3 'Kernel panic|Oops|BUG:|WARNING:|INFO: task .* blocked|rcu_.*self-detected stall' || true; } | paste -sd'|' -)
+	bad=$(console_reports "$console")	# lib.sh
 	grep -aq '^BENCH part=done' <(tr -d '\r' <"$console") || QEMU_VERDICT=${QEMU_VERDICT:-no results}
 	rec "part=boot arch=$arch kernel=$label verdict=$(enc "${QEMU_VERDICT:-ok}") reports=$(enc "${bad:--}")"
 	if [ -n "$QEMU_VERDICT" ]; then
