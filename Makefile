@@ -16,7 +16,8 @@ STRESS_HOLD ?= 600
 export BUILD FORCE SUBMITTER SEND
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check check \
+.PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check boot-watchdog check \
+	entry-rules-test \
 	check-arm check-debug check-workflow patches checkpatch recipients send am-check \
 	bisect-check selftest-check bench soak stress clean
 
@@ -58,11 +59,20 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 	$(MAKE) rootfs
 	$(MAKE) boot-test
 
-check: deps tree ## the test command: workflow checks, then a boot test per architecture and config (the check column of tools/arches)
+boot-watchdog: ## x86_64: the tests that need the TSC watched, in a boot without tsc=nowatchdog (see tools/arches)
+	tools/boot-test.sh --arch x86_64 --config $(CONFIG) --bootargs "" \
+		--tests "clocksource_watchdog_skips_isolated isolation_without_admin_steps"
+
+entry-rules-test: tree ## the checkers of the entry-code rule (x86 objtool noinstr keys, arm64 el0 calls) on fabricated objects and the built kernels
+	tools/entry-rules-test.sh
+
+check: deps tree ## the test command: workflow checks, then a boot test per architecture and config (the check column of tools/arches), then boot-watchdog
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
 	$(MAKE) checkpatch
 	for r in $(CHECK_RUNS); do $(MAKE) boot-check ARCH=$${r%%:*} CONFIG=$${r#*:} || exit 1; done
+	tools/entry-rules-test.sh
+	$(MAKE) boot-watchdog CONFIG=debian
 
 patches: tree ## format-patch each mail series (cover-letter.txt, cover-letters/) into $(BUILD)/patches/, signed off by you
 	tools/patches.sh

@@ -11,14 +11,15 @@ usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
                           [--nodes N]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
                           [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
-                          [--tests "NAME ..."] [--stress S [--stress-hold S]]
+                          [--tests "NAME ..."] [--bootargs "ARGS"]
+                          [--stress S [--stress-hold S]]
 
 Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
 with the cached Debian 12 image of 'make rootfs ARCH=<arch>' and a test
 disk made from test/ (built here for <arch>, statically), with N vCPUs
 (default 4): CPU 0 does housekeeping, LIST (default 1-<N-1>) is isolated
 with isolcpus=nohz,domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST and
-no irqaffinity= (plus the bootargs of tools/arches, none today).  A kernel
+no irqaffinity= (plus the bootargs of tools/arches: tsc=nowatchdog on x86_64).  A kernel
 built with CONFIG_NUMA boots on two NUMA nodes (--nodes, default 2, else
 1): the CPUs and memory split in halves, CPU 0 on node 0.
 The guest prints KTAP on the serial console; each --extra program (a C file
@@ -44,6 +45,7 @@ Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<config>-<
 --no-suite        run only the --extra programs
 --tests "NAME..." run only these tests of the suite (kselftest -t NAME: the
                   test's name without its fixture), for iterating on them
+--bootargs "ARGS" instead of tools/arches' bootargs ("" for none)
 --stress S        stress mode: instead of the suite, its stress.* tests:
                   S seconds of entering and leaving isolation on every
                   isolated CPU under disturbance, then one task holding
@@ -56,7 +58,7 @@ EOF
 }
 
 arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300 nodes=""
-hold=10 suite=1 tests="" extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
+hold=10 suite=1 tests="" bootargs=() extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -70,6 +72,8 @@ while [ $# -gt 0 ]; do
 	--hang) need_value "$@"; hang=$2; hang_set=1; shift 2 ;;
 	--hold) need_value "$@"; hold=$2; shift 2 ;;
 	--no-suite) suite=0; shift ;;
+	--bootargs) [ $# -ge 2 ] && [ "${2#-}" = "$2" ] || bad_usage "$1 needs a value (\"\" for none)"
+		bootargs=("$2"); shift 2 ;;
 	--tests) need_value "$@"; tests=$2; shift 2 ;;
 	--stress) need_value "$@"; stress=$2; shift 2 ;;
 	--stress-hold) need_value "$@"; stress_hold=$2; shift 2 ;;
@@ -174,7 +178,7 @@ boot_once() {
 	progress "guest stopped after $(($(date +%s) - start)) s"
 }
 
-cmdline=$(ti_cmdline "$arch" "$isolate")	# lib.sh; plus tools/arches' bootargs
+cmdline=$(ti_cmdline "$arch" "$isolate" "${bootargs[@]}")	# lib.sh; plus tools/arches' bootargs
 QEMU_NODES=$nodes qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"

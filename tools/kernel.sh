@@ -24,6 +24,10 @@ Every fragment line must survive into the final .config or the build stops
 (exit 5) naming the symbols.  The config is regenerated only when the
 fragments change; make itself is incremental; the compiler runs via ccache.
 Also installs the uapi headers into <obj>/usr for the selftests.
+After a build with CONFIG_CONTEXT_TRACKING_WORK, checks the entry-code rule
+it rests on (exit 1 on a finding): on x86_64 objtool's check of the keys
+noinstr code tests (vmlinux.o, <obj>/noinstr-keys.txt), on arm64
+tools/arm64-entry-check.py (test/arm64-entry-audit.txt).
 
 --print-image  print the path of the kernel image and exit (no build).
 Environment: BUILD, JOBS (default nproc), CCACHE_DIR.
@@ -134,4 +138,33 @@ stop_progress
 # Compiler and objtool (noinstr, unreachable code, ...) warnings
 grep -E '^[^ ]+:[0-9]+:[0-9]+: warning:|warning: objtool:' "$obj/build.log" | sort -u >"$obj/warnings.txt" || true
 progress "built $image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.txt") warning(s))"
+
+# The rule CONTEXT_TRACKING_WORK rests on: noinstr code tests no static key
+# or static call that changes after boot unless ANNOTATE_NOINSTR_ALLOWED()
+# says why that is safe (include/linux/objtool.h).  objtool checks it on
+# vmlinux.o, but kbuild runs that only with CONFIG_NOINSTR_VALIDATION
+# (DEBUG_ENTRY); run it on every build that has objtool and the option.
+# Only these findings count: without NOINSTR_VALIDATION the kernel has no
+# instrumentation_begin() marks, and the other noinstr findings are moot.
+if grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" && [ -x "$obj/tools/objtool/objtool" ]; then
+	cp "$obj/vmlinux.o" "$obj/noinstr-keys.o"
+	{ "$obj/tools/objtool/objtool" --noinstr --link "$obj/noinstr-keys.o" 2>&1 || true; } |
+		grep -E 'can change after boot|static call key of .* not found|ANNOTATE_NOINSTR_ALLOWED: ' |
+		sed "s|$obj/noinstr-keys.o|vmlinux.o|" >"$obj/noinstr-keys.txt" || true
+	grep -h 'can change after boot' "$obj/build.log" >>"$obj/noinstr-keys.txt" || true
+	rm -f "$obj/noinstr-keys.o"
+	if [ -s "$obj/noinstr-keys.txt" ]; then
+		cat "$obj/noinstr-keys.txt" >&2
+		die $E_FAIL "noinstr code tests keys that can change after boot (above, $obj/noinstr-keys.txt):
+  make each __ro_after_init, or ANNOTATE_NOINSTR_ALLOWED() it with the reason"
+	fi
+	progress "objtool: noinstr code tests only keys that are fixed after boot or annotated"
+fi
+# arm64, where objtool does not run: the el0 handlers call nothing before
+# entering the kernel that test/arm64-entry-audit.txt does not allow.
+if [ "$arch" = arm64 ] && grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config"; then
+	"$TOP/tools/arm64-entry-check.py" --vmlinux "$obj/vmlinux" --cross "$CROSS" >&2 ||
+		die $E_FAIL "an el0 handler calls something before entering the kernel (above):
+  audit it and add it to test/arm64-entry-audit.txt, or move it after enter_from_user_mode()"
+fi
 echo "$image"

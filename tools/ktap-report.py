@@ -112,11 +112,23 @@ def load_kconfig(path):
     return have
 
 
-def load_expected_skips(path, arch, isolated, kconfig=None):
+def load_cmdline(console):
+    """The words of the guest's kernel command line as the kernel printed it
+    on CONSOLE (a list of lines), or None when it did not."""
+    for line in console:
+        m = re.search(r'Kernel command line: (.*)', line)
+        if m:
+            return m.group(1).split()
+    return None
+
+
+def load_expected_skips(path, arch, isolated, kconfig=None, cmdline=None):
     """The names test/expected-skips allows to skip here, with its why.
 
     kconfig is the set of symbols the kernel under test has (None: unknown,
-    so that a "!CONFIG_X" line allows nothing)."""
+    so that a "!CONFIG_X" line allows nothing); cmdline the words of its
+    command line (None: unknown, so that a "cmdline:WORD" line allows
+    nothing)."""
     allowed = {}
     with open(path) as f:
         for no, line in enumerate(f, 1):
@@ -127,14 +139,17 @@ def load_expected_skips(path, arch, isolated, kconfig=None):
                 raise ValueError(f'{path}:{no}: want "arch test when [why]"')
             arches, name, when = fields[:3]
             why = fields[3].strip() if len(fields) > 3 else ''
-            m = re.fullmatch(r'always|isolated<([0-9]+)|!(CONFIG_[A-Za-z0-9_]+)', when)
+            m = re.fullmatch(r'always|isolated<([0-9]+)|!(CONFIG_[A-Za-z0-9_]+)|cmdline:(\S+)', when)
             if not m:
-                raise ValueError(f'{path}:{no}: "when" is always, isolated<N or !CONFIG_X, not {when!r}')
+                raise ValueError(f'{path}:{no}: "when" is always, isolated<N, !CONFIG_X or '
+                                 f'cmdline:WORD, not {when!r}')
             if arches != '*' and arch not in arches.split(','):
                 continue
             if m.group(1) and (isolated is None or isolated >= int(m.group(1))):
                 continue
             if m.group(2) and (kconfig is None or m.group(2) in kconfig):
+                continue
+            if m.group(3) and (cmdline is None or m.group(3) not in cmdline):
                 continue
             allowed[name] = why or when
     return allowed
@@ -172,7 +187,8 @@ def main(argv=None):
     isolated = len(expand_cpus(args.isolated_cpus)) if args.isolated_cpus is not None else None
     try:
         kconfig = load_kconfig(args.kconfig) if args.kconfig else None
-        allowed = load_expected_skips(args.expected_skips, args.arch, isolated, kconfig)
+        allowed = load_expected_skips(args.expected_skips, args.arch, isolated, kconfig,
+                                      load_cmdline(console))
     except (OSError, ValueError) as e:
         print(f'boot-test: error: {e}', file=sys.stderr)
         return 5
@@ -323,12 +339,15 @@ def main(argv=None):
 
 # --self-test: hand-made console logs, shaped like test/run.sh's output, and
 # the verdict each must get (PASS, or FAIL with a phrase of its reason).
-def _log(results, plan=None, arch='x86_64', after=''):
+def _log(results, plan=None, arch='x86_64', after='', cmdline=''):
     """A console log: the CPU check, a nested suite with RESULTS
     (name, SKIP reason or '') and PLAN (default: as many as results), a dmesg dump
-    and AFTER, a line printed after the dump."""
+    and AFTER, a line printed after the dump; CMDLINE, the kernel's command
+    line as it prints it."""
     plan = len(results) if plan is None else plan
-    out = ['[    0.000000] Linux version 6.12.0 (selftest)', f'ti-init: guest up: 6.12.0 on {arch}, 4 cpus',
+    out = ['[    0.000000] Linux version 6.12.0 (selftest)',
+           f'[    0.000000] Kernel command line: root=/dev/vda nohz_full=1-3 {cmdline}',
+           f'ti-init: guest up: 6.12.0 on {arch}, 4 cpus',
            'KTAP version 1', '1..2', '# isolated CPUs: 1-3', 'ok 1 isolated_cpus_match_cmdline']
     out += ['  TAP version 13', f'  # Subtest: {SUITE}', f'  1..{plan}']
     for i, (name, skip) in enumerate(results, 1):
@@ -349,6 +368,7 @@ def _log(results, plan=None, arch='x86_64', after=''):
 NOISO = 'no CPU can run isolated tasks (see /sys/devices/system/cpu/task_isolation)'
 TLB = 'TLB invalidation is broadcast in hardware here: no IPI'
 CGROUP = 'no cgroup v2 freezer'
+WDOG = 'no clocksource watchdog runs'
 NAMES = ['prctl_einval', 'tlb_flush_munmap', 'tlb_flush_mprotect', 'state_visible']
 SELF_TESTS = [
     # (what, console, extra arguments, expected verdict, phrase of the reason)
@@ -377,6 +397,14 @@ SELF_TESTS = [
     ('the same skip on a kernel with CONFIG_CGROUPS',
      _log([(n, CGROUP if n == 'freezer_cgroup' else '') for n in NAMES + ['freezer_cgroup']]),
      ['--arch', 'x86_64', '--kconfig', '{tmp}/with.config'], 'FAIL', 'freezer_cgroup: "' + CGROUP),
+    ('a skip allowed only with tsc=nowatchdog, on a kernel booted with it',
+     _log([(n, WDOG if n == 'clocksource_watchdog_skips_isolated' else '')
+           for n in NAMES + ['clocksource_watchdog_skips_isolated']], cmdline='tsc=nowatchdog'),
+     ['--arch', 'x86_64'], 'PASS', ''),
+    ('the same skip on a kernel booted without it',
+     _log([(n, WDOG if n == 'clocksource_watchdog_skips_isolated' else '')
+           for n in NAMES + ['clocksource_watchdog_skips_isolated']]),
+     ['--arch', 'x86_64'], 'FAIL', 'clocksource_watchdog_skips_isolated: "' + WDOG),
 ]
 
 

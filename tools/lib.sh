@@ -740,17 +740,19 @@ save_bundles() {
 	progress "$changed bundle(s) written; fresh replay of $(series_topics | wc -l) topic(s) reproduces every commit id"
 }
 
-# ti_cmdline ARCH LIST: the guest command line of the boot tests, CPUs LIST
-# isolated (root on /dev/vda, /sbin/ti-init runs the test disk's run.sh),
-# plus ARCH's bootargs from tools/arches (none today).  The isolation
-# parameters are those of Documentation/userspace-api/task_isolation.rst
-# (nohz_full, isolcpus with domain and managed_irq), plus rcu_nocbs (which
-# nohz_full implies) and minus irqaffinity=: the guests' device interrupts
-# go where a distro kernel puts them by default, and the suite passes so.
+# ti_cmdline ARCH LIST [BOOTARGS]: the guest command line of the boot tests,
+# CPUs LIST isolated (root on /dev/vda, /sbin/ti-init runs the test disk's
+# run.sh), plus ARCH's bootargs from tools/arches, or BOOTARGS instead when
+# given (boot-test.sh --bootargs).  The isolation parameters are those of
+# Documentation/userspace-api/task_isolation.rst (nohz_full, isolcpus with
+# domain and managed_irq), plus rcu_nocbs (which nohz_full implies) and
+# minus irqaffinity=: the guests' device interrupts go where a distro kernel
+# puts them by default, and the suite passes so.
 ti_cmdline() {
 	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,managed_irq,$2"
 	c="$c nohz_full=$2 rcu_nocbs=$2"
 	arch_facts "$1"
+	[ $# -lt 3 ] || BOOTARGS=$3
 	[ -z "$BOOTARGS" ] || c="$c $BOOTARGS"
 	echo "$c"
 }

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A noinstr function that makes one static call, the way static_call()
+ * emits it: a call to the trampoline __SCT__hook, whose key is __SCK__hook.
+ * -DKEY_SECTION picks where the key lives; -DALLOW names it in
+ * .discard.noinstr_allowed as ANNOTATE_NOINSTR_ALLOWED() does.
+ */
+	.section .noinstr.text, "ax"
+	.globl	entry_from_user
+	.type	entry_from_user, @function
+entry_from_user:
+	call	__SCT__hook
+	ret
+	.size	entry_from_user, . - entry_from_user
+
+	.text
+	.globl	__SCT__hook
+	.type	__SCT__hook, @function
+__SCT__hook:
+	ret
+	.size	__SCT__hook, . - __SCT__hook
+
+	.section KEY_SECTION, "aw"
+	.balign	8
+	.globl	__SCK__hook
+	.type	__SCK__hook, @object
+__SCK__hook:
+	.quad	0, 0
+	.size	__SCK__hook, . - __SCK__hook
+
+#ifdef ALLOW
+	.section .discard.noinstr_allowed, "aw"
+	.balign	8
+	.quad	__SCK__hook
+#endif
