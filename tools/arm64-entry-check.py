@@ -17,7 +17,12 @@ ends the walk (that one is checked on its own); so does a return, which is
 reported, as a handler must not return to user space without entering.
 Static branches on context_tracking_key are taken as enabled (work is
 only deferred where context tracking runs); other static branches are
-followed both ways.
+followed both ways and reported unless their key is read-only after init
+("static key NAME").  Alternatives are followed both ways too: the
+default instructions and the replacement's branches (a cpucap test such
+as ARM64_SPECTRE_V2's is a nop that becomes a branch).  Not covered: the
+entry assembly (.entry.text), the exit path after __ct_user_enter(), and
+what an indirect branch reaches (reported as <indirect>).
 
 The audit file (default test/arm64-entry-audit.txt) has one allowed call
 per line: FUNCTION CALLEE REASON, FUNCTION may be *; <indirect> stands for
@@ -54,33 +59,60 @@ def load_symbols(nm, vmlinux):
     return syms
 
 
+def section_of(readelf, vmlinux, addr):
+    """(file offset, size left) of the loaded section that holds addr."""
+    for line in run([readelf, '-SW', vmlinux]).splitlines():
+        m = re.match(r'\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)', line)
+        if m and m.group(2) != 'NOBITS':
+            sa, so, ss = (int(m.group(i), 16) for i in (3, 4, 5))
+            if sa and sa <= addr < sa + ss:
+                return so + addr - sa, sa + ss - addr
+    return None, 0
+
+
+def read_at(readelf, vmlinux, start, stop):
+    off, left = section_of(readelf, vmlinux, start)
+    if off is None or stop - start > left:
+        return b''
+    with open(vmlinux, 'rb') as f:
+        f.seek(off)
+        return f.read(stop - start)
+
+
 def load_jump_table(readelf, vmlinux, syms):
-    """code address -> (target address, tests context_tracking_key)."""
+    """code address -> (target address, key address, branch bit)."""
     a0, a1 = syms.get('__start___jump_table'), syms.get('__stop___jump_table')
     if a0 is None or a1 == a0:
         return {}
-    secs = []
-    for line in run([readelf, '-SW', vmlinux]).splitlines():
-        m = re.match(r'\s*\[\s*\d+\]\s+(\S+)\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)\s+([0-9a-f]+)', line)
-        if m:
-            secs.append((int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)))
-    for addr, off, size in secs:
-        if addr and addr <= a0 < addr + size:
-            break
-    else:
-        return {}
-    with open(vmlinux, 'rb') as f:
-        f.seek(off + a0 - addr)
-        data = f.read(a1 - a0)
-    ct_key = syms.get('context_tracking_key')
+    data = read_at(readelf, vmlinux, a0, a1)
     mask = (1 << 64) - 1
     table = {}
     for i in range(0, len(data) - 15, 16):
         code, target, key = struct.unpack_from('<iiq', data, i)
         e = a0 + i
-        table[(e + code) & mask] = ((e + 4 + target) & mask,
-                                    ((e + 8 + key) & mask & ~3) == ct_key)
+        key = (e + 8 + key) & mask
+        table[(e + code) & mask] = ((e + 4 + target) & mask, key & ~3, key & 1)
     return table
+
+
+def load_alternatives(readelf, vmlinux, syms):
+    """original address -> [replacement address, ...] (struct alt_instr:
+    s32 orig_offset, s32 alt_offset, u16 cpucap, u8 orig_len, u8 alt_len;
+    callback alternatives, whose alt_offset is a function, are left out)."""
+    a0, a1 = syms.get('__alt_instructions'), syms.get('__alt_instructions_end')
+    if a0 is None or a1 == a0:
+        return {}
+    data = read_at(readelf, vmlinux, a0, a1)
+    mask = (1 << 64) - 1
+    alts = {}
+    for i in range(0, len(data) - 11, 12):
+        orig, alt, cap, orig_len, alt_len = struct.unpack_from('<iiHBB', data, i)
+        if cap & 0x8000 or not alt_len:
+            continue
+        o, a = (a0 + i + orig) & mask, (a0 + i + 4 + alt) & mask
+        for k in range(0, min(orig_len, alt_len), 4):
+            alts.setdefault(o + k, []).append(a + k)
+    return alts
 
 
 def load_functions(objdump, vmlinux, start, stop):
@@ -99,29 +131,51 @@ def load_functions(objdump, vmlinux, start, stop):
     return funcs
 
 
-def calls_before_entry(insns, jump_table):
-    """The calls on some path from the entry of INSNS to the call to ENTER."""
+def calls_before_entry(insns, ctx):
+    """The calls (and static keys) on some path from the entry of INSNS to
+    the call to ENTER."""
     index = {a: i for i, (a, _, _) in enumerate(insns)}
     seen, todo, calls = set(), [0], set()
+    jump_table, alts, insn_at = ctx['jump_table'], ctx['alts'], ctx['insn_at']
+
+    def branch(op, args):
+        """(destination, callee) of a direct branch, or (None, None)."""
+        m = re.search(r'([0-9a-f]+) <([^>]+)>', args)
+        return (int(m.group(1), 16), m.group(2).split('+')[0]) if m else (None, None)
+
     while todo:
         i = todo.pop()
         while i < len(insns) and i not in seen:
             seen.add(i)
             addr, op, args = insns[i]
-            m = re.search(r'([0-9a-f]+) <([^>]+)>', args)
-            dest = int(m.group(1), 16) if m else None
-            callee = m.group(2).split('+')[0] if m else None
-            if addr in jump_table and jump_table[addr][0] in index:
-                target, ct_key = jump_table[addr]
-                if ct_key:
+            dest, callee = branch(op, args)
+            if addr in jump_table:
+                target, key, bit = jump_table[addr]
+                if key == ctx['ct_key'] and bit == 0 and target in index:
+                    # context tracking is on wherever work is deferred
                     i = index[target]
                     continue
-                todo.append(index[target])
-            if op == 'bl' and m:
+                if not ctx['ro'][0] <= key < ctx['ro'][1]:
+                    calls.add('static key ' + ctx['name'](key))
+                if target in index:
+                    todo.append(index[target])
+                if i + 1 < len(insns):
+                    todo.append(i + 1)
+            for alt in alts.get(addr, []):
+                aop, aargs = insn_at(alt)
+                adest, acallee = branch(aop, aargs)
+                if aop == 'bl' and acallee:
+                    if acallee != ENTER and not EL0.match(acallee):
+                        calls.add(acallee)
+                elif aop in ('blr', 'br'):
+                    calls.add('<indirect>')
+                elif adest in index:
+                    todo.append(index[adest])
+            if op == 'bl' and dest is not None:
                 if callee == ENTER or EL0.match(callee):
                     break
                 calls.add(callee)
-            elif op == 'b' and m:
+            elif op == 'b' and dest is not None:
                 if dest in index:
                     i = index[dest]
                     continue
@@ -163,11 +217,34 @@ def check(vmlinux, tools, audit):
         return None, 'no .noinstr.text or no __ct_user_exit (a kernel without user context tracking?)'
     funcs = load_functions(tools['objdump'], vmlinux, syms['__noinstr_text_start'],
                            syms['__noinstr_text_end'])
-    jump_table = load_jump_table(tools['readelf'], vmlinux, syms)
+    insns = {a: (op, args) for f in funcs.values() for a, op, args in f}
+    by_addr = sorted((a, n) for n, a in syms.items())
+    addrs = [a for a, _ in by_addr]
+
+    def name(addr):
+        i = bisect.bisect_right(addrs, addr) - 1
+        return by_addr[i][1] + (f'+{addr - by_addr[i][0]:#x}' if addr != by_addr[i][0] else '') \
+            if i >= 0 else hex(addr)
+
+    def insn_at(addr):
+        if addr not in insns:
+            for f in load_functions(tools['objdump'], vmlinux, addr, addr + 4).values():
+                for a, op, args in f:
+                    insns[a] = (op, args)
+        return insns.get(addr, ('?', ''))
+
+    ctx = {
+        'jump_table': load_jump_table(tools['readelf'], vmlinux, syms),
+        'alts': load_alternatives(tools['readelf'], vmlinux, syms),
+        'insn_at': insn_at,
+        'ct_key': syms.get('context_tracking_key'),
+        'ro': (syms.get('__start_ro_after_init', 0), syms.get('__end_ro_after_init', 0)),
+        'name': name,
+    }
     handlers = sorted(f for f in funcs if EL0.match(f))
     findings = []
     for f in handlers:
-        for c in sorted(calls_before_entry(funcs[f], jump_table)):
+        for c in sorted(calls_before_entry(funcs[f], ctx)):
             if (f, c) not in audit and ('*', c) not in audit:
                 findings.append(f'{f}: {c} before {ENTER}()')
     return handlers, findings
@@ -181,10 +258,11 @@ __noinstr_text_start:
 el0_handler:
 	stp	x29, x30, [sp, #-16]!
 	BEFORE
-	bl	__ct_user_exit
+4:	bl	__ct_user_exit
 	bl	after_entry
 	ldp	x29, x30, [sp], #16
 	ret
+	TAIL
 	.size el0_handler, . - el0_handler
 	.globl __noinstr_text_end
 __noinstr_text_end:
@@ -193,24 +271,58 @@ __noinstr_text_end:
 __ct_user_exit:	ret
 after_entry:	ret
 new_helper:	ret
+	EXTRA
+'''
+ALT = '''
+	.pushsection .altinstructions, "a"
+	.globl __alt_instructions, __alt_instructions_end
+__alt_instructions:
+	.long 661b - .
+	.long 662f - .
+	.short 1
+	.byte 4, 4
+__alt_instructions_end:
+	.popsection
+662:	b 3b
+'''
+KEY = '''
+	.pushsection __jump_table, "aw"
+	.globl __start___jump_table, __stop___jump_table
+__start___jump_table:
+	.long 5b - .
+	.long 4b - .
+	.quad the_key - .
+__stop___jump_table:
+	.popsection
+	.data
+	.globl __start_ro_after_init, __end_ro_after_init
+RO_START
+the_key:	.quad 0
+RO_END
 '''
 
 
 def self_test(tools):
     """KTAP: fabricated handlers, linked into a small arm64 ELF."""
     cases = [
-        ('a handler that enters first', 'nop', 0),
-        ('a new call before entry', 'bl new_helper', 1),
-        ('a return before entry', 'cbz x0, 1f; ldp x29, x30, [sp], #16; ret; 1:', 1),
+        ('a handler that enters first', 'nop', '', '', 0),
+        ('a new call before entry', 'bl new_helper', '', '', 1),
+        ('a return before entry', 'cbz x0, 1f; ldp x29, x30, [sp], #16; ret; 1:', '', '', 1),
+        ('a call behind an alternative before entry', '661: nop', '3: bl new_helper; b 4b', ALT, 1),
+        ('a writable static key before entry', '5: nop', '', KEY.replace('RO_START', '')
+         .replace('RO_END', '__start_ro_after_init: __end_ro_after_init:'), 1),
+        ('a read-only-after-init static key before entry', '5: nop', '',
+         KEY.replace('RO_START', '__start_ro_after_init:').replace('RO_END', '__end_ro_after_init:'), 0),
     ]
     print('KTAP version 1')
     print(f'1..{len(cases) + 1}')
     bad = 0
     with tempfile.TemporaryDirectory(prefix='arm64-entry-check.') as tmp:
-        for n, (what, before, want) in enumerate(cases, 1):
+        for n, (what, before, tail, extra, want) in enumerate(cases, 1):
             src, obj, elf = (os.path.join(tmp, f'case{n}.{x}') for x in ('S', 'o', 'elf'))
             with open(src, 'w') as f:
-                f.write(FAKE.replace('BEFORE', before.replace('; ', '\n\t')))
+                f.write(FAKE.replace('BEFORE', before.replace('; ', '\n\t'))
+                        .replace('TAIL', tail.replace('; ', '\n\t')).replace('EXTRA', extra))
             subprocess.run([tools['gcc'], '-c', src, '-o', obj], check=True)
             subprocess.run([tools['ld'], '-e', '__noinstr_text_start', '-o', elf, obj], check=True)
             _, findings = check(elf, tools, set())

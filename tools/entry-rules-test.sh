@@ -18,9 +18,12 @@ x86_64: builds objtool from \$BUILD/linux (tools/objtool, into
 \$BUILD/objtool), whose rule is: noinstr code tests no static key or
 static call that can change after boot unless it is __ro_after_init or
 named in ANNOTATE_NOINSTR_ALLOWED().  For each of
-test/objtool/noinstr-key.S (a static branch) and noinstr-static-call.S (a
+test/objtool/noinstr-key.S (static branches) and noinstr-static-call.S (a
 static call) in .noinstr.text, objtool --noinstr --link must
   - report the key when it lives in .data (writable: the negative test),
+    also a local key (section-relative), a likely branch on a key 8 bytes
+    into its object, two keys in one function (both), a tail call, and
+    a key in a function that objtool reports for something else too;
   - accept it in .data..ro_after_init,
   - accept it in .data when .discard.noinstr_allowed names it.
 With a built x86_64 kernel (--obj DIR, default \$BUILD/obj/x86_64-debian
@@ -67,29 +70,49 @@ ok() { n=$((n + 1)); echo "ok $n $1"; }
 skip() { n=$((n + 1)) skipped=$((skipped + 1)); echo "ok $n $1 # SKIP $2"; }
 nok() { n=$((n + 1)) bad=$((bad + 1)); echo "not ok $n $1"; shift; printf '# %s\n' "$@"; }
 
-# case_obj NAME SOURCE WANT(report|clean) KEY CPPFLAGS...
+# objtool_noinstr FILE: objtool --noinstr --link on FILE, its output on
+# stdout; a crash or an error (objtool exits 0 on warnings) says so there
+objtool_noinstr() {
+	local rc=0
+	"$OBJTOOL" --noinstr --link "$1" 2>&1 || rc=$?
+	[ $rc = 0 ] || echo "objtool FAILED: exit $rc"
+}
+
+# case_obj NAME SOURCE WANT KEY CPPFLAGS...: WANT is clean, or the number
+# of findings that must name KEY
 case_obj() {
-	local name=$1 src=$2 want=$3 key=$4 o report
+	local name=$1 src=$2 want=$3 key=$4 o report found
 	shift 4
 	o=$out/cases/$name.o
 	gcc -c -x assembler-with-cpp "$@" "$TOP/test/objtool/$src" -o "$o"
-	report=$("$OBJTOOL" --noinstr --link "$o" 2>&1 || true)
-	if [ "$want" = report ]; then
-		if grep -q "$key can change after boot" <<<"$report"; then ok "$name: reported"
-		else nok "$name: not reported" "objtool said: ${report:-nothing}"; fi
-	elif grep -q 'can change after boot' <<<"$report"; then
-		nok "$name: reported, but the key is allowed" "$report"
-	else ok "$name: accepted"; fi
+	report=$(objtool_noinstr "$o")
+	found=$(grep -c 'can change after boot' <<<"$report" || true)
+	if grep -q 'objtool FAILED' <<<"$report"; then
+		nok "$name: objtool failed" "$report"
+	elif [ "$want" = clean ]; then
+		if [ "$found" = 0 ]; then ok "$name: accepted"
+		else nok "$name: reported, but the key is allowed" "$report"; fi
+	elif [ "$found" = "$want" ] && grep -q "$key can change after boot" <<<"$report"; then
+		ok "$name: reported ($found)"
+	else
+		nok "$name: $found finding(s), want $want naming $key" "objtool said: ${report:-nothing}"
+	fi
 }
 
 echo "KTAP version 1"
-echo "1..11"
-case_obj key-writable noinstr-key.S report the_key -DKEY_SECTION=.data
+echo "1..17"
+case_obj key-writable noinstr-key.S 1 the_key -DKEY_SECTION=.data
 case_obj key-ro-after-init noinstr-key.S clean the_key -DKEY_SECTION=.data..ro_after_init
 case_obj key-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DALLOW
-case_obj call-writable noinstr-static-call.S report __SCK__hook -DKEY_SECTION=.data
+case_obj key-local noinstr-key.S 1 the_key -DKEY_SECTION=.data -DLOCAL
+case_obj key-local-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DLOCAL -DALLOW
+case_obj key-likely-in-struct noinstr-key.S 1 the_key -DKEY_SECTION=.data -DBRANCH=1 -DOFFSET=8
+case_obj key-two-in-one-function noinstr-key.S 2 other_key -DKEY_SECTION=.data -DSECOND
+case_obj call-writable noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data
 case_obj call-ro-after-init noinstr-static-call.S clean __SCK__hook -DKEY_SECTION=.data..ro_after_init
 case_obj call-annotated noinstr-static-call.S clean __SCK__hook -DKEY_SECTION=.data -DALLOW
+case_obj call-tail noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data -DTAIL
+case_obj call-after-other-report noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data -DOTHER_CALL
 
 if [ ! -f "$obj/vmlinux.o" ] || ! grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" 2>/dev/null; then
 	why="no x86_64 kernel with CONTEXT_TRACKING_WORK in $obj"
@@ -98,13 +121,15 @@ if [ ! -f "$obj/vmlinux.o" ] || ! grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$ob
 else
 	v=$out/cases/vmlinux.o
 	cp "$obj/vmlinux.o" "$v"
-	report=$("$OBJTOOL" --noinstr --link "$v" 2>&1 | grep 'can change after boot' || true)
+	report=$(objtool_noinstr "$v" | grep -E 'can change after boot|objtool FAILED' || true)
 	if [ -z "$report" ]; then ok "vmlinux.o: clean"
 	else nok "vmlinux.o: keys reported" "$report"; fi
 	objcopy --remove-section=.discard.noinstr_allowed \
 		--remove-section=.rela.discard.noinstr_allowed "$obj/vmlinux.o" "$v"
-	report=$("$OBJTOOL" --noinstr --link "$v" 2>&1 | grep 'can change after boot' || true)
-	if grep -q '__sched_clock_stable can change after boot' <<<"$report"; then
+	report=$(objtool_noinstr "$v" | grep -E 'can change after boot|objtool FAILED' || true)
+	if grep -q 'objtool FAILED' <<<"$report"; then
+		nok "vmlinux.o without annotations: objtool failed" "$report"
+	elif grep -q '__sched_clock_stable can change after boot' <<<"$report"; then
 		ok "vmlinux.o without annotations: reported ($(wc -l <<<"$report") finding(s))"
 	else nok "vmlinux.o without annotations: __sched_clock_stable not reported" "${report:-nothing}"; fi
 	rm -f "$v"

@@ -146,13 +146,17 @@ progress "built $image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.tx
 # (DEBUG_ENTRY); run it on every build that has objtool and the option.
 # Only these findings count: without NOINSTR_VALIDATION the kernel has no
 # instrumentation_begin() marks, and the other noinstr findings are moot.
-if grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" && [ -x "$obj/tools/objtool/objtool" ]; then
+if grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" && grep -q '^CONFIG_OBJTOOL=y' "$obj/.config"; then
+	[ -x "$obj/tools/objtool/objtool" ] || die $E_FAIL "no objtool in $obj/tools/objtool: cannot check the noinstr keys"
 	cp "$obj/vmlinux.o" "$obj/noinstr-keys.o"
-	{ "$obj/tools/objtool/objtool" --noinstr --link "$obj/noinstr-keys.o" 2>&1 || true; } |
-		grep -E 'can change after boot|static call key of .* not found|ANNOTATE_NOINSTR_ALLOWED: ' |
-		sed "s|$obj/noinstr-keys.o|vmlinux.o|" >"$obj/noinstr-keys.txt" || true
-	grep -h 'can change after boot' "$obj/build.log" >>"$obj/noinstr-keys.txt" || true
+	rc=0
+	"$obj/tools/objtool/objtool" --noinstr --link "$obj/noinstr-keys.o" >"$obj/noinstr-keys.log" 2>&1 || rc=$?
 	rm -f "$obj/noinstr-keys.o"
+	# objtool exits 0 on warnings; anything else is a crash or an error
+	[ $rc = 0 ] || die $E_FAIL "objtool --noinstr --link failed (exit $rc); see $obj/noinstr-keys.log"
+	grep -E 'can change after boot|static call key of .* not found|ANNOTATE_NOINSTR_ALLOWED: |with no key' \
+		"$obj/noinstr-keys.log" | sed "s|$obj/noinstr-keys.o|vmlinux.o|" >"$obj/noinstr-keys.txt" || true
+	grep -h 'can change after boot' "$obj/build.log" >>"$obj/noinstr-keys.txt" || true
 	if [ -s "$obj/noinstr-keys.txt" ]; then
 		cat "$obj/noinstr-keys.txt" >&2
 		die $E_FAIL "noinstr code tests keys that can change after boot (above, $obj/noinstr-keys.txt):

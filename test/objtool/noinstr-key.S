@@ -1,16 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A noinstr function with one static branch on KEY, the way
- * arch_static_branch() emits it: a 5-byte NOP and a __jump_table entry.
- * -DKEY_SECTION picks where the key lives; -DALLOW names it in
- * .discard.noinstr_allowed as ANNOTATE_NOINSTR_ALLOWED() does.
+ * A noinstr function with static branches, the way arch_static_branch()
+ * emits them: a 5-byte NOP and a __jump_table entry {code, target, key}.
+ *   -DKEY_SECTION=...  where the keys live (.data, .data..ro_after_init)
+ *   -DALLOW            name the_key in .discard.noinstr_allowed, as
+ *                      ANNOTATE_NOINSTR_ALLOWED() does
+ *   -DLOCAL            the_key is a local symbol: the entry refers to it
+ *                      through its section symbol
+ *   -DBRANCH=1         the entry's key carries the branch bit (likely)
+ *   -DOFFSET=8         the key sits 8 bytes into the object (a tracepoint)
+ *   -DSECOND           a second branch, on other_key, in the same function
  */
+#ifndef BRANCH
+#define BRANCH 0
+#endif
+#ifndef OFFSET
+#define OFFSET 0
+#endif
 	.section .noinstr.text, "ax"
 	.globl	entry_from_user
 	.type	entry_from_user, @function
 entry_from_user:
 1:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00
 	xorl	%eax, %eax
+#ifdef SECOND
+3:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00
+#endif
 	ret
 2:	movl	$1, %eax
 	ret
@@ -20,15 +35,26 @@ entry_from_user:
 	.balign	8
 	.long	1b - .
 	.long	2b - .
-	.quad	the_key - .
+	.quad	the_key + OFFSET + BRANCH - .
+#ifdef SECOND
+	.long	3b - .
+	.long	2b - .
+	.quad	other_key - .
+#endif
 
 	.section KEY_SECTION, "aw"
 	.balign	8
+#ifndef LOCAL
 	.globl	the_key
+#endif
 	.type	the_key, @object
 the_key:
-	.quad	0, 0
+	.quad	0, 0, 0
 	.size	the_key, . - the_key
+	.type	other_key, @object
+other_key:
+	.quad	0, 0
+	.size	other_key, . - other_key
 
 #ifdef ALLOW
 	.section .discard.noinstr_allowed, "aw"

@@ -3,17 +3,34 @@
  * A noinstr function that makes one static call, the way static_call()
  * emits it: a call to the trampoline __SCT__hook, whose key is __SCK__hook.
  * -DKEY_SECTION picks where the key lives; -DALLOW names it in
- * .discard.noinstr_allowed as ANNOTATE_NOINSTR_ALLOWED() does.
+ * .discard.noinstr_allowed as ANNOTATE_NOINSTR_ALLOWED() does; -DTAIL makes
+ * it a tail call (jmp); -DOTHER_CALL first calls a function outside
+ * .noinstr.text, which objtool reports too (without the
+ * instrumentation_begin() marks of NOINSTR_VALIDATION, most entry
+ * functions have such a report), and which must not hide the key's.
  */
 	.section .noinstr.text, "ax"
 	.globl	entry_from_user
 	.type	entry_from_user, @function
 entry_from_user:
+#ifdef OTHER_CALL
+	call	plain_function
+#endif
+#ifdef TAIL
+	jmp	__SCT__hook
+#else
 	call	__SCT__hook
 	ret
+#endif
 	.size	entry_from_user, . - entry_from_user
 
 	.text
+	.globl	plain_function
+	.type	plain_function, @function
+plain_function:
+	ret
+	.size	plain_function, . - plain_function
+
 	.globl	__SCT__hook
 	.type	__SCT__hook, @function
 __SCT__hook:
