@@ -79,19 +79,28 @@ def read_at(readelf, vmlinux, start, stop):
         return f.read(stop - start)
 
 
+MASK = (1 << 64) - 1
+
+
+def table_entries(readelf, vmlinux, syms, start, stop, fmt):
+    """(address, fields) of each entry, struct.unpack(fmt), of the table
+    between symbols start and stop; none if the kernel has no such table."""
+    a0, a1 = syms.get(start), syms.get(stop)
+    if a0 is None or a1 is None or a1 == a0:
+        return
+    data = read_at(readelf, vmlinux, a0, a1)
+    size = struct.calcsize(fmt)
+    for i in range(0, len(data) - size + 1, size):
+        yield a0 + i, struct.unpack_from(fmt, data, i)
+
+
 def load_jump_table(readelf, vmlinux, syms):
     """code address -> (target address, key address, branch bit)."""
-    a0, a1 = syms.get('__start___jump_table'), syms.get('__stop___jump_table')
-    if a0 is None or a1 == a0:
-        return {}
-    data = read_at(readelf, vmlinux, a0, a1)
-    mask = (1 << 64) - 1
     table = {}
-    for i in range(0, len(data) - 15, 16):
-        code, target, key = struct.unpack_from('<iiq', data, i)
-        e = a0 + i
-        key = (e + 8 + key) & mask
-        table[(e + code) & mask] = ((e + 4 + target) & mask, key & ~3, key & 1)
+    for e, (code, target, key) in table_entries(readelf, vmlinux, syms, '__start___jump_table',
+                                                '__stop___jump_table', '<iiq'):
+        key = (e + 8 + key) & MASK
+        table[(e + code) & MASK] = ((e + 4 + target) & MASK, key & ~3, key & 1)
     return table
 
 
@@ -99,17 +108,12 @@ def load_alternatives(readelf, vmlinux, syms):
     """original address -> [replacement address, ...] (struct alt_instr:
     s32 orig_offset, s32 alt_offset, u16 cpucap, u8 orig_len, u8 alt_len;
     callback alternatives, whose alt_offset is a function, are left out)."""
-    a0, a1 = syms.get('__alt_instructions'), syms.get('__alt_instructions_end')
-    if a0 is None or a1 == a0:
-        return {}
-    data = read_at(readelf, vmlinux, a0, a1)
-    mask = (1 << 64) - 1
     alts = {}
-    for i in range(0, len(data) - 11, 12):
-        orig, alt, cap, orig_len, alt_len = struct.unpack_from('<iiHBB', data, i)
+    for e, (orig, alt, cap, orig_len, alt_len) in table_entries(
+            readelf, vmlinux, syms, '__alt_instructions', '__alt_instructions_end', '<iiHBB'):
         if cap & 0x8000 or not alt_len:
             continue
-        o, a = (a0 + i + orig) & mask, (a0 + i + 4 + alt) & mask
+        o, a = (e + orig) & MASK, (e + 4 + alt) & MASK
         for k in range(0, min(orig_len, alt_len), 4):
             alts.setdefault(o + k, []).append(a + k)
     return alts
