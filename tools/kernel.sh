@@ -87,6 +87,11 @@ if [ -n "$flavour" ]; then
 	# Debian config reconfigures like a changed fragment does.
 	echo "# starting point: $(sha256sum <"$debian" | cut -c1-64)" >>"$want.new"
 fi
+# So does a change of the Kconfig files: olddefconfig on an old .config
+# keeps what an earlier tree decided for a new symbol (an "imply" that a
+# fresh configuration would not honour, say), and a fresh clone must get
+# the same kernel as an incremental build.
+echo "# Kconfig: $(git -C "$src" ls-files -z -- '*Kconfig*' | (cd "$src" && xargs -0 cat) | sha256sum | cut -c1-64)" >>"$want.new"
 if [ ! -f "$obj/.config" ] || ! cmp -s "$want.new" "$want"; then
 	mv "$want.new" "$want"
 	if [ -n "$flavour" ]; then
