@@ -467,6 +467,28 @@ static void d_bpf(struct ctx *c)
 	bpf_load();
 }
 
+static void *churn_thread(void *arg)
+{
+	return arg;
+}
+
+/*
+ * Create and reap 32 threads: with VMAP_STACK their kernel stacks are
+ * vmalloc'ed, and those the per-CPU stack cache cannot keep are freed
+ * lazily; every 64 MB or so (two CPUs) a purge flushes kernel TLBs.
+ */
+static void d_threads(struct ctx *c)
+{
+	pthread_t t[32];
+	int i, n;
+
+	for (n = 0; n < 32; n++)
+		if (pthread_create(&t[n], NULL, churn_thread, NULL))
+			break;
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+}
+
 /*
  * Collapse a 2 MB range of this (not the spinner's) process.  The faults
  * must map small pages for the collapse to have work: THP "never" (set up
@@ -736,6 +758,7 @@ static const struct row rows[] = {
 	{ "wake_task", 0, "loss", WAKE_CAUSE, s_wake, d_wake, t_helper },
 	{ "static_key", 0, "zero", NULL, s_static_key, d_static_key, NULL },
 	{ "bpf_jit_load", 0, "zero", NULL, s_bpf, d_bpf, NULL },
+	{ "thread_churn", 0, "zero", NULL, NULL, d_threads, NULL },
 	{ "madv_collapse", 0, "zero", NULL, s_collapse, d_collapse, NULL },
 	{ "trace_resize", 0, "zero", NULL, s_resize, d_resize, NULL },
 	{ "trace_pipe_reader", 0, "zero", NULL, s_trace_pipe, d_none, t_trace_pipe },
