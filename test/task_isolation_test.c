@@ -4699,8 +4699,8 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("status %d (5: isolation lost)",
 						 WEXITSTATUS(status));
 	EXPECT_EQ(0, sh->read_err)
-		TH_LOG("cpu %d could not read the new maps back: %s (a lost flush leaves the kernel old translations)",
-		       cpu, strerror(sh->read_err));
+		TH_LOG("cpu %d could not read the new maps back: %s (%s)", cpu,
+		       strerror(sh->read_err), "a lost flush leaves the kernel old translations");
 	EXPECT_EQ(0, sh->stale_bytes)
 		TH_LOG("cpu %d read %d stale bytes through old translations: a flush was lost",
 		       cpu, sh->stale_bytes);
