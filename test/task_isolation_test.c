@@ -1047,11 +1047,13 @@ struct shared {
 
 /*
  * Child: run @setup (if any), isolate on @cpu, spin until told to stop,
- * leave, report.  Exit status 5: the isolation signal came (its number in
- * sh->handler).  Dies with the test process.
+ * leave, run @after (if any: its return value is the exit status), report.
+ * Exit status 5: the isolation signal came (its number in sh->handler).
+ * Dies with the test process.
  */
-static pid_t spawn_isolated(int cpu, struct shared *sh,
-			    int (*setup)(struct shared *sh))
+static pid_t spawn_isolated_then(int cpu, struct shared *sh,
+				 int (*setup)(struct shared *sh),
+				 int (*after)(struct shared *sh))
 {
 	pid_t pid = fork_child();
 
@@ -1084,9 +1086,17 @@ static pid_t spawn_isolated(int cpu, struct shared *sh,
 		if (handler_ran)
 			_exit(5);
 		sh->leave_ret = ti_set(0);
-		_exit(sh->leave_ret ? 6 : 0);
+		if (sh->leave_ret)
+			_exit(6);
+		_exit(after ? after(sh) : 0);
 	}
 	return pid;
+}
+
+static pid_t spawn_isolated(int cpu, struct shared *sh,
+			    int (*setup)(struct shared *sh))
+{
+	return spawn_isolated_then(cpu, sh, setup, NULL);
 }
 
 /*
@@ -4546,48 +4556,46 @@ TEST_F_TIMEOUT(kernel_tlb, vfree_churn_while_isolated, 120)
 }
 
 /*
- * Child of kernel_tlb.flush_reaches_isolated_cpu: on @cpu, fill maps
- * @fds with 0xaa there (the kernel writes them through their vmalloc
- * addresses, which @cpu's TLB then holds), isolate, spin, leave, then
- * read the maps the parent named in sh->map_ids and count the bytes that
- * are not 0x55.
+ * The child of kernel_tlb.flush_reaches_isolated_cpu, through
+ * spawn_isolated_then(): before isolating, on the isolated CPU, fill the
+ * maps stale_fds with 0xaa (the kernel writes them through their vmalloc
+ * addresses, which that CPU's TLB then holds); after leaving, read the
+ * maps the parent named in sh->map_ids and count the bytes that are not
+ * 0x55.
  */
-static void stale_reader(struct shared *sh, int cpu, const int *fds)
+static int stale_fds[TLB_MAPS];
+static int stale_cpu;
+
+static int stale_fill(struct shared *sh)
+{
+	int i;
+
+	if (pin(stale_cpu))
+		return -1;
+	for (i = 0; i < TLB_MAPS; i++) {
+		if (page_map_value(stale_fds[i], 0, 0xaa, 1) ||
+		    page_map_value(stale_fds[i], 0, 0xaa, 0))
+			return -1;
+		close(stale_fds[i]);
+	}
+	return 0;
+}
+
+static int stale_read(struct shared *sh)
 {
 	int i, fd, bad;
 
-	if (pin(cpu))
-		_exit(2);
-	for (i = 0; i < TLB_MAPS; i++) {
-		if (page_map_value(fds[i], 0, 0xaa, 1) || page_map_value(fds[i], 0, 0xaa, 0))
-			_exit(2);
-		close(fds[i]);
-	}
-	catch(SIGUSR1);
-	if (prefault())
-		_exit(4);
-	sh->isolated = 0;
-	sh->entering = 1;
-	sh->isolate_err = -isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
-	if (sh->isolate_err)
-		_exit(3);
-	sh->isolated = 1;
-	spin_until(&sh->stop, 1ULL << 42);
-	if (handler_ran)
-		_exit(5);
-	if (ti_set(0))
-		_exit(6);
 	for (i = 0; i < TLB_MAPS && sh->map_ids[i]; i++) {
 		fd = map_fd_by_id(sh->map_ids[i]);
 		bad = fd < 0 ? fd : page_map_value(fd, 0, 0x55, 0);
 		if (bad < 0) {
 			sh->read_err = -bad;
-			_exit(7);
+			return 7;
 		}
 		sh->stale_bytes += bad;
 		close(fd);
 	}
-	_exit(0);
+	return 0;
 }
 
 /*
@@ -4631,9 +4639,9 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 	ASSERT_EQ(TLB_MAPS, j) TH_LOG("the new maps are not in /proc/vmallocinfo");
 	ASSERT_EQ(0, purge_trace_start()) TH_LOG("%s: %s", PURGE_INSTANCE, strerror(errno));
 
-	pid = fork_child();
-	if (pid == 0)
-		stale_reader(sh, cpu, fds);
+	memcpy(stale_fds, fds, sizeof(fds));
+	stale_cpu = cpu;
+	pid = spawn_isolated_then(cpu, sh, stale_fill, stale_read);
 	ASSERT_LT(0, pid);
 	for (i = 0; i < TLB_MAPS; i++)
 		close(fds[i]);
