@@ -15,9 +15,11 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/if_link.h>
 #include <linux/membarrier.h>
@@ -43,6 +45,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -55,13 +59,14 @@
 #ifndef PR_TASK_ISOLATION
 #define PR_TASK_ISOLATION		48
 #define PR_TASK_ISOLATION_ENABLE	0x1
-#define PR_TASK_ISOLATION_SET_SIG(sig)	(((sig) & 0x7f) << 8)
+#define PR_TASK_ISOLATION_SET_SIG(sig)	((sig) << 8)
 #define PR_TASK_ISOLATION_GET_SIG(bits)	(((bits) >> 8) & 0x7f)
 #define PR_GET_TASK_ISOLATION		49
 #endif
-#ifndef PR_SET_TASK_ISOLATION
-#define PR_SET_TASK_ISOLATION		PR_TASK_ISOLATION
+#ifndef NT_ARM_SYSTEM_CALL
+#define NT_ARM_SYSTEM_CALL		0x404
 #endif
+#define TI_PTRACE_SET_SYSCALL		23	/* 32-bit arm's PTRACE_SET_SYSCALL */
 
 #define MAX_CPUS		64
 #define EAGAIN_TRIES		2000
@@ -369,9 +374,6 @@ TEST(prctl_signal_round_trip)
 	}
 	ASSERT_EQ(0, ti_set(0));
 	EXPECT_EQ(0, ti_get());
-	/* The two spellings are one request */
-	ASSERT_EQ(0, prctl(PR_SET_TASK_ISOLATION, PR_TASK_ISOLATION_SET_SIG(SIGUSR2), 0, 0, 0));
-	EXPECT_EQ(SIGUSR2, PR_TASK_ISOLATION_GET_SIG(ti_get()));
 }
 
 TEST(prctl_einval)
@@ -381,6 +383,10 @@ TEST(prctl_einval)
 		{ PR_TASK_ISOLATION, 1 << 1, 0, 0, 0 },
 		{ PR_TASK_ISOLATION, 1 << 16, 0, 0, 0 },
 		{ PR_TASK_ISOLATION, PR_TASK_ISOLATION_SET_SIG(100), 0, 0, 0 },
+		/* A number that does not fit is refused, not cut to SIGUSR1 */
+		{ PR_TASK_ISOLATION, PR_TASK_ISOLATION_SET_SIG(128 + SIGUSR1), 0, 0, 0 },
+		{ PR_TASK_ISOLATION, PR_TASK_ISOLATION_ENABLE |
+				     PR_TASK_ISOLATION_SET_SIG(256 + SIGUSR1), 0, 0, 0 },
 		{ PR_TASK_ISOLATION, 0, 1, 0, 0 },
 		{ PR_TASK_ISOLATION, 0, 0, 1, 0 },
 		{ PR_TASK_ISOLATION, 0, 0, 0, 1 },
@@ -417,6 +423,69 @@ TEST(einval_not_pinned)
 	EXPECT_EQ(-1, ti_set(PR_TASK_ISOLATION_ENABLE));
 	EXPECT_EQ(EINVAL, errno);
 	EXPECT_EQ(0, ti_get() & PR_TASK_ISOLATION_ENABLE);
+}
+
+/* Raise or lower CAP_SYS_NICE in this thread's effective set. */
+static int cap_sys_nice(int on)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	if (on)
+		data[CAP_TO_INDEX(CAP_SYS_NICE)].effective |= CAP_TO_MASK(CAP_SYS_NICE);
+	else
+		data[CAP_TO_INDEX(CAP_SYS_NICE)].effective &= ~CAP_TO_MASK(CAP_SYS_NICE);
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
+}
+
+/*
+ * Entering isolation costs every CPU, so it needs CAP_SYS_NICE: without
+ * it (root with the capability lowered, then nobody) the request fails
+ * with EPERM and changes nothing; choosing the signal and leaving need
+ * nothing.  With the capability raised again, root enters.
+ */
+TEST(enable_needs_cap_sys_nice)
+{
+	int cpu = first_isolated_cpu(), status;
+	pid_t pid;
+
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (geteuid() != 0)
+		SKIP(return, NEEDS_ROOT);
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (pin(cpu) || prefault())
+			_exit(2);
+		if (cap_sys_nice(0))
+			_exit(3);
+		if (ti_set(PR_TASK_ISOLATION_ENABLE) != -1 || errno != EPERM)
+			_exit(4);
+		if (ti_get() != 0)
+			_exit(5);
+		if (cap_sys_nice(1) || isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)) ||
+		    ti_set(0))
+			_exit(6);
+		/* Nobody: no capability at all */
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(3);
+		if (ti_set(PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(SIGUSR2)) != -1 ||
+		    errno != EPERM)
+			_exit(7);
+		if (ti_set(PR_TASK_ISOLATION_SET_SIG(SIGUSR2)) ||
+		    ti_get() != PR_TASK_ISOLATION_SET_SIG(SIGUSR2))
+			_exit(8);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("4: enabled without CAP_SYS_NICE, 5: flags changed, 6: not with it, "
+		       "7: enabled as nobody, 8: the signal choice failed");
 }
 
 TEST(einval_housekeeping_cpu)
@@ -1045,11 +1114,14 @@ struct shared {
 	atomic_int map_ids[TLB_MAPS], stale_bytes, read_err;	/* kernel_tlb.flush_... */
 };
 
+/* The isolation signal of spawn_isolated()'s children; 0: the default */
+static int spawn_sig = SIGUSR1;
+
 /*
- * Child: run @setup (if any), isolate on @cpu, spin until told to stop,
- * leave, run @after (if any: its return value is the exit status), report.
- * Exit status 5: the isolation signal came (its number in sh->handler).
- * Dies with the test process.
+ * Child: run @setup (if any), isolate on @cpu with spawn_sig, spin until
+ * told to stop, leave, run @after (if any: its return value is the exit
+ * status), report.  Exit status 5: the isolation signal came (its number
+ * in sh->handler).  Dies with the test process.
  */
 static pid_t spawn_isolated_then(int cpu, struct shared *sh,
 				 int (*setup)(struct shared *sh),
@@ -1060,7 +1132,8 @@ static pid_t spawn_isolated_then(int cpu, struct shared *sh,
 	if (pid == 0) {
 		if ((setup && setup(sh)) || pin(cpu))
 			_exit(2);
-		catch(SIGUSR1);
+		if (spawn_sig)
+			catch(spawn_sig);
 		if (prefault())
 			_exit(4);
 		/*
@@ -1072,7 +1145,7 @@ static pid_t spawn_isolated_then(int cpu, struct shared *sh,
 		sh->isolated = 0;
 		sh->isolate_err = 0;
 		sh->entering = 1;
-		sh->isolate_err = -isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+		sh->isolate_err = -isolate(spawn_sig ? PR_TASK_ISOLATION_SET_SIG(spawn_sig) : 0);
 		if (sh->isolate_err)
 			_exit(3);
 		sh->isolated = 1;
@@ -1514,7 +1587,7 @@ TEST(diagnostics_syscall)
 	ASSERT_LT(0, pid) TH_LOG("no pid in '%s'", line);
 	EXPECT_NE(getpid(), pid) TH_LOG("the loss is reported for the parent");
 	EXPECT_TRUE(!!strstr(line, " from_cpu=-1 ")) TH_LOG("not local: '%s'", line);
-	snprintf(needle, sizeof(needle), "task_isolation_enter: cpu=%d pid=%d", cpu, pid);
+	snprintf(needle, sizeof(needle), "task_isolation_request: cpu=%d pid=%d", cpu, pid);
 	EXPECT_TRUE(file_contains(TRACEFS "trace", needle, NULL, 0))
 		TH_LOG("no trace event with '%s'", needle);
 	/* "isolation COMM/TGID/PID (cpu N): ...": the child, single-threaded */
@@ -1860,11 +1933,9 @@ static void on_other_signal(int sig)
 /*
  * A signal from another process ends isolation quietly: it is delivered as
  * it is and the isolation signal is not sent, so that a SIGTERM handler
- * runs even when the isolation signal is the default SIGKILL.  With
- * @stop, the signal is SIGSTOP then SIGCONT, which the task must survive.
+ * runs even when the isolation signal is the default SIGKILL.
  */
-static void signal_from_another(struct __test_metadata *_metadata, int iso_sig,
-				int stop)
+static void signal_from_another(struct __test_metadata *_metadata, int iso_sig)
 {
 	struct shared *sh = shared_page();
 	int cpu, hk, status;
@@ -1905,21 +1976,12 @@ static void signal_from_another(struct __test_metadata *_metadata, int iso_sig,
 			__asm__ __volatile__("" ::: "memory");
 		if (handler_ran)
 			_exit(4);	/* the isolation signal came too */
-		if (!stop && other_signal != SIGTERM)
+		if (other_signal != SIGTERM)
 			_exit(5);
 		_exit(ti_get() & PR_TASK_ISOLATION_ENABLE ? 6 : 0);
 	}
 	ASSERT_TRUE(wait_isolated(sh));
-	if (stop) {
-		ASSERT_EQ(0, kill(pid, SIGSTOP));
-		ASSERT_EQ(pid, waitpid(pid, &status, WUNTRACED));
-		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
-		ASSERT_EQ(0, kill(pid, SIGCONT));
-		usleep(100000);
-		sh->stop = 1;
-	} else {
-		ASSERT_EQ(0, kill(pid, SIGTERM));
-	}
+	ASSERT_EQ(0, kill(pid, SIGTERM));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status))
 		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -1929,17 +1991,12 @@ static void signal_from_another(struct __test_metadata *_metadata, int iso_sig,
 
 TEST(signal_from_another_process_default)
 {
-	signal_from_another(_metadata, 0, 0);
+	signal_from_another(_metadata, 0);
 }
 
 TEST(signal_from_another_process_sigusr1)
 {
-	signal_from_another(_metadata, SIGUSR1, 0);
-}
-
-TEST(sigstop_sigcont_default)
-{
-	signal_from_another(_metadata, 0, 1);
+	signal_from_another(_metadata, SIGUSR1);
 }
 
 /*
@@ -2066,9 +2123,9 @@ static int new_session(struct shared *sh)
  * SIGTSTP to an isolated task in an orphaned process group (setsid(): its
  * parent is in another session).  get_signal() drops a job control stop
  * signal other than SIGSTOP there, at its is_current_pgrp_orphaned()
- * check ("goto relock"), without stopping the task and without reaching
- * ti_signal_outcome(): nothing tells the task of the kernel entry that the
- * wake-up (an IPI) caused, so the isolation signal follows, from
+ * check ("goto relock"), without stopping the task and without running a
+ * handler: nothing tells the task of the kernel entry that the wake-up (an
+ * IPI) caused, so the isolation signal follows, from
  * task_isolation_notify_resume(), and the task is not stopped.
  */
 TEST(orphaned_pgrp_sigtstp)
@@ -2164,39 +2221,134 @@ static void remove_freeze_cgroup(void)
 }
 
 /*
- * The cgroup v2 freezer stops an isolated task with a JOBCTL_TRAP_FREEZE
- * trap, which get_signal() takes as an outcome the task notices (the
- * freezer is documented with job control stops): isolation ends quietly,
- * already while it is frozen, and after the thaw the task runs on, not
- * isolated, without the isolation signal.
+ * A stop, a freeze or a ptrace stop does not tell the task anything: no
+ * code of its own runs.  The isolated task is stopped (SIGSTOP, then
+ * SIGCONT), frozen (cgroup v2 freezer, then thawed) or stopped by a tracer
+ * (PTRACE_SEIZE and PTRACE_INTERRUPT, as strace -p and gdb -p do, then
+ * PTRACE_DETACH).  While it is stopped, its isolation shows "broken"; when
+ * it resumes, the isolation signal comes: the chosen SIGUSR1, whose
+ * handler runs once, or the default SIGKILL.
  */
-TEST(freezer_cgroup)
-{
-	struct shared *sh = shared_page();
-	int cpu, hk, status, spins;
-	char state[64];
-	pid_t pid;
+enum resume_how { RESUME_SIGCONT, RESUME_THAW, RESUME_DETACH };
 
-	if (!test_cpus(_metadata, &cpu, &hk) || !make_freeze_cgroup(_metadata))
+FIXTURE(resumed) {
+	int cpu, hk;
+	struct shared *sh;
+	pid_t pid;
+	int cgroup;
+};
+
+FIXTURE_VARIANT(resumed) {
+	enum resume_how how;
+	int sig;	/* the isolation signal, 0: the default SIGKILL */
+};
+
+FIXTURE_VARIANT_ADD(resumed, sigstop_sigcont_sigusr1) { .how = RESUME_SIGCONT, .sig = SIGUSR1 };
+FIXTURE_VARIANT_ADD(resumed, sigstop_sigcont_default) { .how = RESUME_SIGCONT, .sig = 0 };
+FIXTURE_VARIANT_ADD(resumed, freezer_cgroup_sigusr1) { .how = RESUME_THAW, .sig = SIGUSR1 };
+FIXTURE_VARIANT_ADD(resumed, freezer_cgroup_default) { .how = RESUME_THAW, .sig = 0 };
+FIXTURE_VARIANT_ADD(resumed, ptrace_interrupt_sigusr1) { .how = RESUME_DETACH, .sig = SIGUSR1 };
+FIXTURE_VARIANT_ADD(resumed, ptrace_interrupt_default) { .how = RESUME_DETACH, .sig = 0 };
+
+FIXTURE_SETUP(resumed)
+{
+	if (!test_cpus(_metadata, &self->cpu, &self->hk))
 		return;
-	pid = start_isolated(_metadata, cpu, hk, sh, join_freeze_cgroup);
-	ASSERT_EQ(0, set_frozen(1)) TH_LOG("the cgroup did not freeze");
-	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
-	spins = sh->spins;
-	usleep(100000);
-	EXPECT_EQ(spins, sh->spins) TH_LOG("it ran while frozen");
-	ASSERT_EQ(0, set_frozen(0)) TH_LOG("the cgroup did not thaw");
-	spins = sh->spins;
-	usleep(100000);
-	EXPECT_LT(spins, sh->spins) TH_LOG("it does not run after the thaw");
-	EXPECT_STREQ("off", ti_state(pid, state, sizeof(state)));
-	sh->stop = 1;
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	remove_freeze_cgroup();
-	ASSERT_TRUE(WIFEXITED(status))
-		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-	EXPECT_EQ(0, WEXITSTATUS(status))
-		TH_LOG("5: the isolation signal %d came, 6: leaving failed", sh->handler);
+	self->sh = shared_page();
+	ASSERT_TRUE(!!self->sh);
+	if (variant->how == RESUME_THAW) {
+		if (!make_freeze_cgroup(_metadata))
+			return;
+		self->cgroup = 1;
+	}
+}
+
+FIXTURE_TEARDOWN(resumed)
+{
+	if (self->pid > 0 && !kill(self->pid, SIGKILL))
+		waitpid(self->pid, NULL, 0);
+	if (self->cgroup) {
+		set_frozen(0);
+		remove_freeze_cgroup();
+	}
+}
+
+/* Up to @ms for @pid to end: its wait status, or -1 (still running). */
+static int wait_exit_ms(pid_t pid, int ms)
+{
+	int status, i;
+
+	for (i = 0; i < ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	return -1;
+}
+
+TEST_F(resumed, isolation_signal_after_resume)
+{
+	struct shared *sh = self->sh;
+	char state[64];
+	int status, spins;
+
+	spawn_sig = variant->sig;
+	self->pid = start_isolated(_metadata, self->cpu, self->hk, sh,
+				   variant->how == RESUME_THAW ? join_freeze_cgroup : NULL);
+	switch (variant->how) {
+	case RESUME_SIGCONT:
+		ASSERT_EQ(0, kill(self->pid, SIGSTOP));
+		ASSERT_EQ(self->pid, waitpid(self->pid, &status, WUNTRACED));
+		ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("status %#x", status);
+		break;
+	case RESUME_THAW:
+		ASSERT_EQ(0, set_frozen(1)) TH_LOG("the cgroup did not freeze");
+		spins = sh->spins;
+		usleep(100000);
+		EXPECT_EQ(spins, sh->spins) TH_LOG("it ran while frozen");
+		break;
+	case RESUME_DETACH:
+		ASSERT_EQ(0, ptrace(PTRACE_SEIZE, self->pid, 0, 0)) TH_LOG("%s", strerror(errno));
+		ASSERT_EQ(0, ptrace(PTRACE_INTERRUPT, self->pid, 0, 0));
+		ASSERT_EQ(self->pid, waitpid(self->pid, &status, __WALL));
+		ASSERT_TRUE(WIFSTOPPED(status) && status >> 16 == PTRACE_EVENT_STOP)
+			TH_LOG("status %#x, not the PTRACE_INTERRUPT stop", status);
+		break;
+	}
+	EXPECT_STREQ("broken", ti_state(self->pid, state, sizeof(state)))
+		TH_LOG("isolation ended while the task could not notice");
+	EXPECT_EQ(0, sh->handler);
+	switch (variant->how) {
+	case RESUME_SIGCONT:
+		ASSERT_EQ(0, kill(self->pid, SIGCONT));
+		break;
+	case RESUME_THAW:
+		ASSERT_EQ(0, set_frozen(0)) TH_LOG("the cgroup did not thaw");
+		break;
+	case RESUME_DETACH:
+		ASSERT_EQ(0, ptrace(PTRACE_DETACH, self->pid, 0, 0));
+		break;
+	}
+	status = wait_exit_ms(self->pid, 10000);
+	if (status == -1) {
+		TH_LOG("state '%s' 10 s after resuming", ti_state(self->pid, state, sizeof(state)));
+		sh->stop = 1;
+		status = wait_exit_ms(self->pid, 10000);
+	}
+	ASSERT_NE(-1, status) TH_LOG("the task does not end");
+	self->pid = 0;
+	if (!variant->sig) {
+		ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+			TH_LOG("status %#x: no SIGKILL after resuming", status);
+		return;
+	}
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(5, WEXITSTATUS(status))
+		TH_LOG("exit %d: the isolation signal did not come after resuming",
+		       WEXITSTATUS(status));
+	EXPECT_EQ(SIGUSR1, sh->handler);
+	EXPECT_EQ(0, sh->handler_flags & PR_TASK_ISOLATION_ENABLE)
+		TH_LOG("the handler ran isolated");
 }
 
 /* ---- refused syscalls: no kernel-internal errno leaks ----------------- */
@@ -2546,6 +2698,143 @@ TEST(ptrace_syscall_stops_paired)
 		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("3: no isolation, 4: no isolation signal");
 	EXPECT_EQ(0, unpaired) TH_LOG("%d unpaired syscall stops of %d", unpaired, stops);
+}
+
+/*
+ * At a syscall-entry stop of @pid, skip the syscall and have it return
+ * @val, as a tracer does (strace --inject=SYSCALL:retval=VAL): the
+ * number becomes -1 and the return register @val.  -1 if this
+ * architecture is not covered.
+ */
+static int tracer_skip_syscall(pid_t pid, long val)
+{
+#if defined(__x86_64__)
+	return ptrace(PTRACE_POKEUSER, pid, offsetof(struct user_regs_struct, orig_rax), -1L) ||
+	       ptrace(PTRACE_POKEUSER, pid, offsetof(struct user_regs_struct, rax), val) ? -1 : 0;
+#elif defined(__aarch64__)
+	struct user_regs_struct regs;
+	struct iovec iov = { &regs, sizeof(regs) };
+	int nr = -1;
+	struct iovec nr_iov = { &nr, sizeof(nr) };
+
+	if (ptrace(PTRACE_GETREGSET, pid, NT_PRSTATUS, &iov))
+		return -1;
+	regs.regs[0] = val;
+	return ptrace(PTRACE_SETREGSET, pid, NT_PRSTATUS, &iov) ||
+	       ptrace(PTRACE_SETREGSET, pid, NT_ARM_SYSTEM_CALL, &nr_iov) ? -1 : 0;
+#elif defined(__arm__)
+	struct user_regs regs;
+
+	if (ptrace(PTRACE_GETREGS, pid, 0, &regs))
+		return -1;
+	regs.uregs[0] = val;
+	return ptrace(PTRACE_SETREGS, pid, 0, &regs) ||
+	       ptrace(TI_PTRACE_SET_SYSCALL, pid, 0, -1L) ? -1 : 0;
+#else
+	return -1;
+#endif
+}
+
+/*
+ * A tracer that skips a syscall of an isolated task (number -1 at the
+ * entry stop) decides what it returns, as it does for any task: the
+ * syscall ends isolation and the isolation signal comes, but the task
+ * sees the tracer's value, not ENOSYS, and nothing is restarted.
+ */
+TEST(ptrace_skip_keeps_tracer_value)
+{
+	int cpu = first_isolated_cpu(), status, skipped = 0;
+	struct __ptrace_syscall_info info;
+	pid_t pid;
+
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (geteuid() != 0)
+		SKIP(return, NEEDS_ROOT);
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		long ret;
+
+		if (pin(cpu) || prefault())
+			_exit(2);
+		catch(SIGUSR1);
+		if (ptrace(PTRACE_TRACEME, 0, 0, 0) || raise(SIGSTOP))
+			_exit(2);
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		ret = syscall(SYS_getppid);
+		if (handler_ran != SIGUSR1)
+			_exit(4);
+		_exit(ret == 42 ? 0 : ret == -1 && errno == ENOSYS ? 5 : 6);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFSTOPPED(status));
+	ASSERT_EQ(0, ptrace(PTRACE_SETOPTIONS, pid, 0,
+			    PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL));
+	ASSERT_EQ(0, ptrace(PTRACE_SYSCALL, pid, 0, 0));
+	for (;;) {
+		int sig = 0;
+
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (WIFEXITED(status) || WIFSIGNALED(status))
+			break;
+		ASSERT_TRUE(WIFSTOPPED(status));
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			ASSERT_LT(0, ptrace(PTRACE_GET_SYSCALL_INFO, pid,
+					    sizeof(info), &info));
+			if (info.op == PTRACE_SYSCALL_INFO_ENTRY &&
+			    info.entry.nr == __NR_getppid && !skipped) {
+				ASSERT_EQ(0, tracer_skip_syscall(pid, 42))
+					TH_LOG("%s", strerror(errno));
+				skipped = 1;
+			}
+		} else {
+			sig = WSTOPSIG(status);	/* signal-delivery stop */
+		}
+		ASSERT_EQ(0, ptrace(PTRACE_SYSCALL, pid, 0, sig));
+	}
+	EXPECT_EQ(1, skipped) TH_LOG("no getppid() entry stop");
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("3: no isolation, 4: no isolation signal, 5: ENOSYS instead of 42, 6: another value");
+}
+
+/*
+ * prctl()'s option is an int: the upper half of its register means
+ * nothing to prctl(), and must mean nothing to the judge of an isolated
+ * task's syscalls either.  prctl(PR_TASK_ISOLATION, 0) with garbage there
+ * leaves isolation quietly, as the plain call does.
+ */
+TEST(prctl_option_upper_bits_ignored)
+{
+	int cpu = first_isolated_cpu(), status;
+	pid_t pid;
+
+	if (cpu < 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (sizeof(long) < 8)
+		SKIP(return, "a 32-bit register has no upper half");
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		unsigned long option = PR_TASK_ISOLATION | (~0UL << 31 << 1);
+
+		if (pin(cpu) || prefault())
+			_exit(2);
+		catch(SIGUSR1);
+		if (isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1)))
+			_exit(3);
+		if (syscall(SYS_prctl, option, 0UL, 0UL, 0UL, 0UL))
+			_exit(4);
+		_exit(handler_ran ? 5 : ti_get() & PR_TASK_ISOLATION_ENABLE ? 6 : 0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status))
+		TH_LOG("killed by signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(0, WEXITSTATUS(status))
+		TH_LOG("3: no isolation, 4: prctl() failed, 5: the isolation signal came, 6: flags");
 }
 
 static atomic_int usr2_flags = -1;
@@ -3877,6 +4166,92 @@ TEST(netns_teardown_while_isolated)
 	hold_isolated(_metadata, cpu, hk, 3, NULL, queue_rcu_callbacks, netns_add_del);
 }
 
+/*
+ * Entering isolation waits for the RCU callbacks of its own CPU only.
+ * rcu_barrier() would do that by sending an IPI (rcu_barrier_handler) to
+ * every other CPU with callbacks queued too, busy nohz_full CPUs included:
+ * here a second isolated CPU where threads keep exiting, each exit queueing
+ * a callback there.  The task queues callbacks on its own CPU right before
+ * each of its five requests; no request may send rcu_barrier_handler to
+ * the busy CPU (csd_queue_cpu events, traced in an instance of their own).
+ */
+#define RCU_INSTANCE	TRACEFS "instances/ti_rcu/"
+#define RCU_ENABLE	"events/csd/csd_queue_cpu/enable"
+
+static void *exit_churn(void *arg)
+{
+	atomic_int *stop = arg;
+	pthread_t t;
+
+	while (!*stop)
+		if (pthread_create(&t, NULL, thread_exits, NULL) || pthread_join(t, NULL))
+			break;
+	return NULL;
+}
+
+TEST(rcu_wait_leaves_other_cpus_alone)
+{
+	int cpus[MAX_CPUS], n, cpu, busy, hk, status, i, rounds = 0, ipis = 0;
+	struct shared *sh = shared_page();
+	char line[512], needle[32];
+	pid_t churn, pid;
+	FILE *f;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	n = isolated_cpus(cpus);
+	if (n < 2)
+		SKIP(return, "needs two CPUs that can run isolated tasks");
+	busy = cpus[1];
+	if (access(TRACEFS "events/csd/csd_queue_cpu", F_OK))
+		SKIP(return, "no csd_queue_cpu trace event (needs a tracer)");
+	ASSERT_TRUE(!!sh);
+	ASSERT_EQ(0, pin(hk));
+	rmdir(RCU_INSTANCE);
+	ASSERT_EQ(0, mkdir(RCU_INSTANCE, 0755)) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, write_file(RCU_INSTANCE RCU_ENABLE, "1"));
+	churn = fork_child();
+	ASSERT_LE(0, churn);
+	if (churn == 0) {
+		pthread_t t;
+
+		if (pin(busy) || pthread_create(&t, NULL, exit_churn, &sh->stop))
+			_exit(2);
+		pthread_join(t, NULL);
+		_exit(0);
+	}
+	usleep(200000);
+	pid = fork_child();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		for (i = 0; i < 5; i++) {
+			if (queue_rcu_callbacks(sh) || isolate(0) || ti_set(0))
+				_exit(3);
+			sh->spins++;
+		}
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	rounds = sh->spins;
+	sh->stop = 1;
+	waitpid(churn, NULL, 0);
+	write_file(RCU_INSTANCE RCU_ENABLE, "0");
+	snprintf(needle, sizeof(needle), "cpu=%d ", busy);
+	f = fopen(RCU_INSTANCE "trace", "r");
+	ASSERT_TRUE(!!f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "func=rcu_barrier_handler") && strstr(line, needle)) {
+			if (!ipis++)
+				TH_LOG("%s", line);
+		}
+	fclose(f);
+	rmdir(RCU_INSTANCE);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("status %#x (3: an isolation request failed)", status);
+	EXPECT_EQ(5, rounds);
+	EXPECT_EQ(0, ipis) TH_LOG("%d rcu_barrier_handler IPIs to busy cpu %d", ipis, busy);
+}
+
 static char rps_map[128];
 static int rps_isolated_cpu;
 
@@ -5199,10 +5574,9 @@ TEST_F_TIMEOUT(hotplug, offline_isolated_cpu, 120)
 /*
  * Suspend freezes every user task with the freezer's fake signal; with
  * pm_test set to "freezer" the kernel freezes, waits and thaws without
- * suspending anything.  The freezer is something the task notices:
- * isolation ends quietly, without the isolation signal, and the task runs
- * on after the thaw.  The loss is reported by the freezing CPU, as the
- * reschedule IPI of the fake signal's wake-up.
+ * suspending anything.  A freeze tells the task nothing: after the thaw
+ * the isolation signal comes (see FIXTURE(resumed)).  The loss is reported
+ * by the freezing CPU, as the reschedule IPI of the fake signal's wake-up.
  */
 FIXTURE(suspend) {
 	int cpu, hk;
@@ -5226,7 +5600,7 @@ TEST_F_TIMEOUT(suspend, freezer, 120)
 {
 	struct shared *sh = shared_page();
 	char needle[96], state[64], rec[1024] = "";
-	int status, kmsg, kmsg2, spins, cpu = self->cpu, hk = self->hk;
+	int status, kmsg, kmsg2, cpu = self->cpu, hk = self->hk;
 	pid_t pid;
 
 	ASSERT_TRUE(!!sh);
@@ -5241,16 +5615,13 @@ TEST_F_TIMEOUT(suspend, freezer, 120)
 	/* Freezes, waits (pm_test_delay, 5 s), thaws, then returns */
 	EXPECT_EQ(0, write_file("/sys/power/state", "freeze"))
 		TH_LOG("suspend to idle, test mode freezer: %s", strerror(errno));
-	/* The thawed task ends isolation quietly once it runs again */
-	for (spins = 0; spins < 200; spins++) {
-		if (!strcmp("off", ti_state(pid, state, sizeof(state))))
-			break;
-		usleep(10000);
+	/* The thawed task gets the isolation signal once it runs again */
+	status = wait_exit_ms(pid, 10000);
+	if (status == -1) {
+		TH_LOG("state '%s' 10 s after the thaw", ti_state(pid, state, sizeof(state)));
+		sh->stop = 1;
+		status = wait_exit_ms(pid, 10000);
 	}
-	EXPECT_STREQ("off", state);
-	spins = sh->spins;
-	usleep(100000);
-	EXPECT_NE(spins, sh->spins) TH_LOG("the task does not run after the thaw");
 	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
 		 pid, pid, cpu);
 	EXPECT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec)))
@@ -5258,11 +5629,10 @@ TEST_F_TIMEOUT(suspend, freezer, 120)
 	EXPECT_TRUE(kmsg_find(kmsg2, "Freezing user space processes", NULL, 0))
 		TH_LOG("the freezer did not run");
 	TH_LOG("%s", rec);
-	sh->stop = 1;
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		TH_LOG("status %#x (5: the isolation signal came)", status);
-	EXPECT_EQ(0, sh->handler);
+	ASSERT_NE(-1, status) TH_LOG("the task does not end");
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 5)
+		TH_LOG("status %#x: the isolation signal did not come after the thaw", status);
+	EXPECT_EQ(SIGUSR1, sh->handler);
 }
 
 /* ---- bad input: prctl() with random arguments ------------------------- */

@@ -368,6 +368,7 @@ def _log(results, plan=None, arch='x86_64', after='', cmdline=''):
 NOISO = 'no CPU can run isolated tasks (see /sys/devices/system/cpu/task_isolation)'
 TLB = 'TLB invalidation is broadcast in hardware here: no IPI'
 CGROUP = 'no cgroup v2 freezer'
+FREEZER = 'resumed.freezer_cgroup_default.isolation_signal_after_resume'
 WDOG = 'no clocksource watchdog runs'
 NAMES = ['prctl_einval', 'tlb_flush_munmap', 'tlb_flush_mprotect', 'state_visible']
 SELF_TESTS = [
@@ -392,11 +393,11 @@ SELF_TESTS = [
      f'# {SUITE}: not on the test disk\nnot ok 2 {SUITE} # missing\n',
      ['--arch', 'x86_64'], 'FAIL', f'the selftest suite {SUITE} printed no test results (missing)'),
     ('a skip allowed only without CONFIG_CGROUPS, on a kernel without it',
-     _log([(n, CGROUP if n == 'freezer_cgroup' else '') for n in NAMES + ['freezer_cgroup']]),
+     _log([(n, CGROUP if n == FREEZER else '') for n in NAMES + [FREEZER]]),
      ['--arch', 'x86_64', '--kconfig', '{tmp}/without.config'], 'PASS', ''),
     ('the same skip on a kernel with CONFIG_CGROUPS',
-     _log([(n, CGROUP if n == 'freezer_cgroup' else '') for n in NAMES + ['freezer_cgroup']]),
-     ['--arch', 'x86_64', '--kconfig', '{tmp}/with.config'], 'FAIL', 'freezer_cgroup: "' + CGROUP),
+     _log([(n, CGROUP if n == FREEZER else '') for n in NAMES + [FREEZER]]),
+     ['--arch', 'x86_64', '--kconfig', '{tmp}/with.config'], 'FAIL', FREEZER + ': "' + CGROUP),
     ('a skip allowed only with tsc=nowatchdog, on a kernel booted with it',
      _log([(n, WDOG if n == 'clocksource_watchdog_skips_isolated' else '')
            for n in NAMES + ['clocksource_watchdog_skips_isolated']], cmdline='tsc=nowatchdog'),
