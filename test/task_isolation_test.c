@@ -4195,7 +4195,7 @@ TEST(rcu_wait_leaves_other_cpus_alone)
 {
 	int cpus[MAX_CPUS], n, cpu, busy, hk, status, i, rounds = 0, ipis = 0;
 	struct shared *sh = shared_page();
-	char line[512], needle[32];
+	char line[512], needle[32], target[32];
 	pid_t churn, pid;
 	FILE *f;
 
@@ -4238,11 +4238,14 @@ TEST(rcu_wait_leaves_other_cpus_alone)
 	sh->stop = 1;
 	waitpid(churn, NULL, 0);
 	write_file(RCU_INSTANCE RCU_ENABLE, "0");
-	snprintf(needle, sizeof(needle), "cpu=%d ", busy);
+	/* Sent by the isolating task ("COMM-PID [CPU]"), to the busy CPU */
+	snprintf(needle, sizeof(needle), "-%d ", pid);
+	snprintf(target, sizeof(target), " cpu=%d ", busy);
 	f = fopen(RCU_INSTANCE "trace", "r");
 	ASSERT_TRUE(!!f);
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "func=rcu_barrier_handler") && strstr(line, needle)) {
+		if (strstr(line, "func=rcu_barrier_handler") && strstr(line, target) &&
+		    strstr(line, needle)) {
 			if (!ipis++)
 				TH_LOG("%s", line);
 		}
@@ -5698,9 +5701,9 @@ static unsigned long fuzz_flags(unsigned long long *x)
 	case 1:
 	case 2:
 	case 3:	/* enable, with a signal number 0..127 (65..127 invalid) */
-		return PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG(r >> 8);
-	case 4:	/* a signal, not enabled */
-		return PR_TASK_ISOLATION_SET_SIG(r >> 8);
+		return PR_TASK_ISOLATION_ENABLE | PR_TASK_ISOLATION_SET_SIG((r >> 8) & 0x7f);
+	case 4:	/* a signal, not enabled; any number, most too large */
+		return PR_TASK_ISOLATION_SET_SIG(r >> (r & 0x100 ? 8 : 56));
 	case 5:	/* one bit anywhere */
 		return 1UL << ((r >> 8) % (8 * sizeof(long)));
 	default:

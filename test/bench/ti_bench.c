@@ -325,6 +325,7 @@ struct ctx {
 	void *page;
 	char saved[64];
 	int sock;
+	int bpf_pin;		/* a loaded program that keeps its JIT pack, or -1 */
 };
 
 struct row {
@@ -434,7 +435,8 @@ static void d_static_key(struct ctx *c)
 	write_file(SCHEDSTATS, c->saved[0] == '1' ? "1" : "0");
 }
 
-static int bpf_load(void)
+/* Load a two-instruction socket filter: its descriptor, or -errno. */
+static int bpf_load_fd(void)
 {
 	struct bpf_insn insns[] = {
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
@@ -449,22 +451,37 @@ static int bpf_load(void)
 	attr.insn_cnt = 2;
 	attr.license = (unsigned long)"GPL";
 	fd = syscall(__NR_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	if (fd >= 0)
-		close(fd);
-	return fd < 0 ? -errno : 0;
+	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * One program stays loaded for the whole row, so that its JIT pack stays
+ * and each load and free below takes and returns space in it, as on any
+ * system that runs BPF programs.  Without it every load would allocate a
+ * new pack, whose set_memory_rox() interrupts every CPU (documented as
+ * still ending isolation), and every free would free the pack.
+ */
 static const char *s_bpf(struct ctx *c)
 {
 	if (!exists("/proc/sys/net/core/bpf_jit_enable"))
 		return "config";
 	write_file("/proc/sys/net/core/bpf_jit_enable", "1");
-	return bpf_load() == -ENOSYS ? "config" : NULL;
+	c->bpf_pin = bpf_load_fd();
+	return c->bpf_pin == -ENOSYS ? "config" : NULL;
 }
 
 static void d_bpf(struct ctx *c)
 {
-	bpf_load();
+	int fd = bpf_load_fd();
+
+	if (fd >= 0)
+		close(fd);
+}
+
+static void t_bpf(struct ctx *c)
+{
+	if (c->bpf_pin >= 0)
+		close(c->bpf_pin);
 }
 
 static void *churn_thread(void *arg)
@@ -757,7 +774,7 @@ static const struct row rows[] = {
 	{ "membarrier", 1, "loss", "IPI ipi_mb", s_membarrier, d_membarrier, NULL },
 	{ "wake_task", 0, "loss", WAKE_CAUSE, s_wake, d_wake, t_helper },
 	{ "static_key", 0, "zero", NULL, s_static_key, d_static_key, NULL },
-	{ "bpf_jit_load", 0, "zero", NULL, s_bpf, d_bpf, NULL },
+	{ "bpf_jit_load", 0, "zero", NULL, s_bpf, d_bpf, t_bpf },
 	{ "thread_churn", 0, "zero", NULL, NULL, d_threads, NULL },
 	{ "madv_collapse", 0, "zero", NULL, s_collapse, d_collapse, NULL },
 	{ "trace_resize", 0, "zero", NULL, s_resize, d_resize, NULL },
@@ -915,7 +932,7 @@ static void quality_row(const struct row *r, int hk, int iso, int seconds)
 {
 	struct irqsnap *a = calloc(4, sizeof(*a)), *b = a + 1, *sa = a + 2, *sb = a + 3;
 	char line[1024] = "", types[512] = "", stypes[512] = "", cause[128] = "";
-	struct ctx c = { .hk = hk, .iso = iso, .row = r, .wake_fd = -1 };
+	struct ctx c = { .hk = hk, .iso = iso, .row = r, .wake_fd = -1, .bpf_pin = -1 };
 	unsigned long long irqs = 0, softs = 0;
 	pthread_t spin_t, dist_t;
 	pid_t dist_pid = -1;
