@@ -1186,6 +1186,19 @@ static int wait_isolated(struct shared *sh)
 	return sh->isolated;
 }
 
+/* Up to @ms for @pid to end: its wait status, or -1 (still running). */
+static int wait_exit_ms(pid_t pid, int ms)
+{
+	int status, i;
+
+	for (i = 0; i < ms; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return status;
+		usleep(1000);
+	}
+	return -1;
+}
+
 /*
  * For tests that fork helpers: the isolated CPU and a housekeeping CPU.
  * Returns 0 if the test was skipped.
@@ -1671,7 +1684,7 @@ TEST(device_irq_on_isolated_cpu)
 	long before, after;
 	const char *msg = "  # device_irq_on_isolated_cpu: serial output\n";
 	struct shared *sh = shared_page();
-	int cpu, hk, irq, fd, kmsg, status = 0, i;
+	int cpu, hk, irq, fd, kmsg, status = 0;
 	pid_t pid;
 
 	if (!test_cpus(_metadata, &cpu, &hk))
@@ -1717,9 +1730,8 @@ TEST(device_irq_on_isolated_cpu)
 		tcdrain(fd);	/* sent: the transmit interrupts came */
 		close(fd);
 	}
-	for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(10000);
-	if (i == 500) {
+	status = wait_exit_ms(pid, 5000);
+	if (status == -1) {
 		sh->stop = 1;
 		waitpid(pid, &status, 0);
 	}
@@ -2270,19 +2282,6 @@ FIXTURE_TEARDOWN(resumed)
 		set_frozen(0);
 		remove_freeze_cgroup();
 	}
-}
-
-/* Up to @ms for @pid to end: its wait status, or -1 (still running). */
-static int wait_exit_ms(pid_t pid, int ms)
-{
-	int status, i;
-
-	for (i = 0; i < ms; i++) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return status;
-		usleep(1000);
-	}
-	return -1;
 }
 
 TEST_F(resumed, isolation_signal_after_resume)
@@ -5330,7 +5329,7 @@ static void admin_action_reported(struct __test_metadata *_metadata,
 {
 	struct shared *sh = shared_page();
 	char needle[96], line[512], *c;
-	int cpu, hk, status = 0, i;
+	int cpu, hk, status = 0;
 	pid_t pid;
 
 	if (!test_cpus(_metadata, &cpu, &hk) || !start_tracing(_metadata))
@@ -5338,9 +5337,8 @@ static void admin_action_reported(struct __test_metadata *_metadata,
 	admin_cpu = cpu;
 	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
 	EXPECT_EQ(0, action()) TH_LOG("the action failed: %s", strerror(errno));
-	for (i = 0; i < 500 && waitpid(pid, &status, WNOHANG) == 0; i++)
-		usleep(10000);
-	if (i == 500) {
+	status = wait_exit_ms(pid, 5000);
+	if (status == -1) {
 		sh->stop = 1;
 		waitpid(pid, &status, 0);
 	}

@@ -165,7 +165,7 @@ build_kernel() {	# build_kernel ARCH LABEL
 
 # 3. One boot: a disk with the bench program, runner and bench.conf.
 boot() {	# boot ARCH LABEL PART
-	local arch=$1 label=$2 part=$3 dir obj image rootfs to attempt console extra
+	local arch=$1 label=$2 part=$3 dir obj image rootfs to attempt console
 	dir=$run/$arch-$label-$part obj=$(bench_obj_dir "$arch" "$label")
 	image=$(kernel_image "$arch" default "$obj")
 	mkdir -p "$dir/disk"
@@ -175,13 +175,9 @@ boot() {	# boot ARCH LABEL PART
 		"$part" "$hk" "$expanded" "$window" "$rows" "$cost_n" "$reps" "$trials" >"$dir/disk/bench.conf"
 	mke2fs -q -t ext4 -d "$dir/disk" "$dir/bench.img" 16M || die $E_FAIL "mke2fs of the bench disk failed"
 	rootfs=$(rootfs_image "$arch")
-	# x86_64: kPTI on every kernel, as on a server affected by Meltdown.
-	# The single-node guest's CPU (TCG's default vendor, AMD) needs none,
-	# and x86 defers kernel TLB flushes only with kPTI.
-	extra=""
-	arch_facts "$arch"
-	[ "$KARCH" = x86_64 ] && extra="${BOOTARGS:+$BOOTARGS }pti=on"
-	qemu_argv "$arch" "$image" "$cpus" "$(ti_cmdline "$arch" "$isolate" ${extra:+"$extra"})" \
+	# kPTI on every x86_64 kernel (base, off, on alike), as on a server
+	# affected by Meltdown, so that the TLB rows can show the deferral
+	qemu_argv "$arch" "$image" "$cpus" "$(ti_cmdline "$arch" "$isolate" "$(kpti_bootargs "$arch")")" \
 		"$rootfs,snapshot=on" "$dir/bench.img,readonly=on"
 	# shellcheck disable=SC2054 # one QEMU option with commas
 	[ "$part" = cost ] && QEMU_ARGV+=(-icount shift=0,sleep=off)

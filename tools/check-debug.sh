@@ -76,15 +76,8 @@ for a in $arches; do
 	progress "$a: no objtool warning concerns the series"
 	[ $boot = 1 ] || continue
 	progress "$a: boot test of the debug kernel"
-	# x86_64 defers kernel TLB flushes only with kPTI, which the
-	# single-node guest's CPU (TCG's default vendor, AMD) does not need:
-	# force it, so that the deferral runs under the debug checks.
-	args=()
-	if [ "$a" = x86_64 ]; then
-		arch_facts "$a"
-		args=(--bootargs "${BOOTARGS:+$BOOTARGS }pti=on")
-	fi
-	"$TOP/tools/boot-test.sh" --arch "$a" --config debug "${args[@]}" ||
+	# With kPTI on x86_64, so that the TLB deferral runs under the checks
+	"$TOP/tools/boot-test.sh" --arch "$a" --config debug --bootargs "$(kpti_bootargs "$a")" ||
 		die $E_FAIL "$a: the debug boot test failed (its reason is above)"
 done
 progress "debug kernels clean on: $arches, in $(($(date +%s) - t0)) s"
