@@ -4868,6 +4868,12 @@ static int churn_until_purged(unsigned long addr, int max)
 	return purges_traced(addr) > before ? 0 : -1;
 }
 
+/* A disturber: churn until a purge happened (each call flushes) */
+static int churn_one_purge(void)
+{
+	return churn_until_purged(0, 400);
+}
+
 /* Tests that count purges; the teardown removes the trace instance. */
 FIXTURE(kernel_tlb) {
 	char kptr_restrict[8];
@@ -4909,11 +4915,10 @@ static int vmalloc_tests_possible(struct __test_metadata *_metadata, int *cpu, i
 }
 
 /*
- * Whether kernel TLB flushes may be left to a CPU in user space: everywhere
- * but on x86 without kPTI, where the flush must reach every CPU at once
- * (see flush_tlb_kernel_range()).  arm and arm64 flush by broadcast.
+ * Whether x86 runs with kPTI: a CPU or an emulator that flushes its TLB on
+ * every CR3 write (TCG) then hides a lost kernel TLB flush.
  */
-static int kernel_tlb_deferrable(void)
+static int kpti_on(void)
 {
 #ifdef __x86_64__
 	char line[4096], *tok, *save;
@@ -4939,10 +4944,12 @@ static int kernel_tlb_deferrable(void)
 
 /*
  * vfree()-heavy work on a housekeeping CPU, purges included, does not
- * reach an isolated task: its CPU flushes on its next kernel entry.  The
- * test fails if no purge happened while the task was isolated (it would
- * prove nothing), and skips where churn purges nothing (no VMAP_STACK, no
- * BPF syscall: minimal test kernels).
+ * reach an isolated task: its CPU flushes on its next kernel entry.  Each
+ * round of the disturber churns until a purge happened (how much churn
+ * that takes depends on the machine: lazy_max_pages() grows with the
+ * number of CPUs).  The test fails if no purge happened while the task was
+ * isolated (it would prove nothing), and skips where churn purges nothing
+ * (no VMAP_STACK, no BPF syscall: minimal test kernels).
  */
 TEST_F_TIMEOUT(kernel_tlb, vfree_churn_while_isolated, 120)
 {
@@ -4950,8 +4957,6 @@ TEST_F_TIMEOUT(kernel_tlb, vfree_churn_while_isolated, 120)
 
 	if (!vmalloc_tests_possible(_metadata, &cpu, &hk))
 		return;
-	if (!kernel_tlb_deferrable())
-		SKIP(return, "x86 without kPTI: kernel TLB flushes interrupt every CPU");
 	ASSERT_EQ(0, pin(hk));
 	/* Thread stacks show in /proc/vmallocinfo only with VMAP_STACK */
 	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
@@ -4963,7 +4968,7 @@ TEST_F_TIMEOUT(kernel_tlb, vfree_churn_while_isolated, 120)
 		     churn_bpf ? "" : ", no BPF syscall");
 	}
 	ASSERT_EQ(0, write_file(PURGE_INSTANCE "trace", ""));
-	hold_isolated(_metadata, cpu, hk, 8, NULL, NULL, vfree_churn);
+	hold_isolated(_metadata, cpu, hk, 8, NULL, NULL, churn_one_purge);
 	purges = purges_traced(0);
 	purge_trace_stop();
 	EXPECT_LT(0, purges) TH_LOG("no vmalloc purge while cpu %d was isolated", cpu);
@@ -5024,8 +5029,7 @@ static int stale_read(struct shared *sh)
  * lost on the way would let it read the old pages through a stale TLB
  * entry.  QEMU's TCG flushes its software TLB on every CR3 write, which
  * kPTI does on each entry: there a lost flush cannot show, only on
- * hardware (or KVM) with PCID.  On x86 without kPTI the flush is not
- * deferred: the test then checks that the purge interrupted the task.
+ * hardware (or KVM) with PCID, or without kPTI.
  */
 TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 {
@@ -5121,12 +5125,6 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 	for (i = 0; i < reused; i++)
 		close(nfds[i]);
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
-	if (!kernel_tlb_deferrable()) {
-		EXPECT_EQ(5, WEXITSTATUS(status))
-			TH_LOG("status %d: without kPTI the purges must interrupt cpu %d",
-			       WEXITSTATUS(status), cpu);
-		return;
-	}
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("status %d (5: isolation lost)",
 						 WEXITSTATUS(status));
 	EXPECT_EQ(0, sh->read_err)
@@ -5137,13 +5135,144 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 		       cpu, sh->stale_bytes);
 	if (!reused)
 		SKIP(return, "vmalloc reused none of the %d purged map areas", TLB_MAPS);
-#ifdef __x86_64__
-	TH_LOG("kPTI is on: a CPU or emulator that flushes its TLB on every %s",
-	       "CR3 write (TCG) hides a lost flush here");
-#endif
+	if (kpti_on())
+		TH_LOG("kPTI is on: a CPU or emulator that flushes its TLB on every %s",
+		       "CR3 write (TCG) hides a lost flush here");
 	if (!WEXITSTATUS(status) && !sh->stale_bytes)
 		TH_LOG("%d of %d purged map areas reused; cpu %d read the new data", reused,
 		       TLB_MAPS, cpu);
+}
+
+#ifdef __x86_64__
+/*
+ * A file table of 8 MB (1M pointers): more than kmalloc() can give, so
+ * kvmalloc() takes it from vmalloc, which maps it with 2 MB pages
+ */
+#define HUGE_FDS	600000
+#define HUGE_AREA	(8UL << 20)
+#define HUGE_ALIGN	(2UL << 20)	/* x86's PMD_SIZE */
+
+/*
+ * Start addresses of the vmalloc areas of @min bytes or more, at most @max
+ * of them (real ones with kptr_unhashed()); their number or -1.
+ */
+static int big_vmalloc_areas(unsigned long *addr, int max, unsigned long min)
+{
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	unsigned long start, end, size;
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %lu", &start, &end, &size) == 3 && size >= min)
+			addr[n++] = start;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Child of kernel_tlb.huge_vmap_settles_owed_flush: grow the file table
+ * past HUGE_FDS descriptors (see there), write 'y' (or 'n': it could not)
+ * to @fd, wait to be killed.
+ */
+static void huge_fdtable_hog(int fd)
+{
+	struct rlimit r = { HUGE_FDS + 1, HUGE_FDS + 1 };
+	char ok = setrlimit(RLIMIT_NOFILE, &r) || dup2(fd, HUGE_FDS) < 0 ? 'n' : 'y';
+
+	if (write(fd, &ok, 1) != 1)
+		_exit(1);
+	pause();
+	_exit(0);
+}
+#endif
+
+/*
+ * A change of page size is never left for later.  While a task is
+ * isolated, a vmalloc purge leaves its CPU a deferred flush and the task
+ * keeps running; then a process on the housekeeping CPU grows its file
+ * table to 8 MB, which kvmalloc() maps with 2 MB pages, perhaps over the
+ * purged range.  The isolated CPU must flush what it owes at once (an IPI,
+ * do_flush_tlb_all(), which ends isolation) rather than keep stale small
+ * translations while user space could load the huge one next to them.
+ * x86 only: arm and arm64 flush by broadcast and never owe a flush.
+ */
+TEST_F_TIMEOUT(kernel_tlb, huge_vmap_settles_owed_flush, 120)
+{
+#ifndef __x86_64__
+	SKIP(return, "only x86 leaves kernel TLB flushes to CPUs in user space");
+#else
+	unsigned long before[64], now[64], huge = 0;
+	int cpu, hk, i, n0, n1, status, kmsg, p[2];
+	char ok = 0, needle[128], rec[1024] = "";
+	struct shared *sh = shared_page();
+	pid_t pid, hog;
+
+	if (!vmalloc_tests_possible(_metadata, &cpu, &hk))
+		return;
+	ASSERT_TRUE(!!sh);
+	ASSERT_EQ(0, pin(hk));
+	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
+		SKIP(return, "no VMAP_STACK and no BPF syscall: nothing here churns vmalloc");
+	ASSERT_EQ(0, kptr_unhashed(self->kptr_restrict, sizeof(self->kptr_restrict)))
+		TH_LOG("%s: %s", KPTR_RESTRICT, strerror(errno));
+	ASSERT_EQ(0, purge_trace_start()) TH_LOG("%s: %s", PURGE_INSTANCE, strerror(errno));
+	ASSERT_EQ(0, pipe(p));
+	kmsg = kmsg_open();	/* to name the cause of the loss */
+	pid = spawn_isolated_then(cpu, sh, NULL, NULL);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(wait_isolated(sh))
+		TH_LOG("child did not isolate: %s",
+		       strerror(sh->isolate_err > 0 ? sh->isolate_err : ETIMEDOUT));
+
+	/* A purge while the task is isolated: its CPU owes a flush now */
+	ASSERT_EQ(0, churn_until_purged(0, 200)) TH_LOG("no vmalloc purge in 200 rounds");
+	ASSERT_EQ(-1, wait_exit_ms(pid, 200))
+		TH_LOG("the purge ended isolation on cpu %d: it was not deferred", cpu);
+
+	n0 = big_vmalloc_areas(before, 64, HUGE_AREA);
+	ASSERT_LE(0, n0) TH_LOG("/proc/vmallocinfo: %s", strerror(errno));
+	hog = fork_child();
+	ASSERT_LE(0, hog) TH_LOG("fork: %s", strerror(errno));
+	if (hog == 0)
+		huge_fdtable_hog(p[1]);
+	ASSERT_EQ(1, read(p[0], &ok, 1));
+	n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
+	for (i = 0; i < n1 && !huge; i++)
+		if (!in_list(now[i], before, n0) && !(now[i] & (HUGE_ALIGN - 1)))
+			huge = now[i];
+	status = wait_exit_ms(pid, 3000);
+	sh->stop = 1;
+	if (status == -1)
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+	if (ok != 'y' || !huge) {
+		if (kmsg >= 0)
+			close(kmsg);
+		SKIP(return, "%s", ok != 'y' ? "could not grow the file table (RLIMIT_NOFILE)" :
+		     "kvmalloc() mapped the file table with small pages (fragmentation?)");
+	}
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(5, WEXITSTATUS(status))
+		TH_LOG("cpu %d kept its task isolated while %#lx was mapped with huge pages: %s",
+		       cpu, huge, "it still owes a flush of small translations");
+	if (WEXITSTATUS(status) != 5) {
+		if (kmsg >= 0)
+			close(kmsg);
+		return;
+	}
+	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
+		 pid, pid, cpu);
+	ASSERT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec))) TH_LOG("no log line '%s'", needle);
+	EXPECT_TRUE(!!strstr(rec, "IPI do_flush_tlb_all"))
+		TH_LOG("isolation ended for another reason: '%s'", rec);
+	TH_LOG("the huge vmap at %#lx made cpu %d flush at once", huge, cpu);
+#endif
 }
 
 #define THP_ENABLED	"/sys/kernel/mm/transparent_hugepage/enabled"

@@ -175,9 +175,7 @@ boot() {	# boot ARCH LABEL PART
 		"$part" "$hk" "$expanded" "$window" "$rows" "$cost_n" "$reps" "$trials" >"$dir/disk/bench.conf"
 	mke2fs -q -t ext4 -d "$dir/disk" "$dir/bench.img" 16M || die $E_FAIL "mke2fs of the bench disk failed"
 	rootfs=$(rootfs_image "$arch")
-	# kPTI on every x86_64 kernel (base, off, on alike), as on a server
-	# affected by Meltdown, so that the TLB rows can show the deferral
-	qemu_argv "$arch" "$image" "$cpus" "$(ti_cmdline "$arch" "$isolate" "$(kpti_bootargs "$arch")")" \
+	qemu_argv "$arch" "$image" "$cpus" "$(ti_cmdline "$arch" "$isolate")" \
 		"$rootfs,snapshot=on" "$dir/bench.img,readonly=on"
 	# shellcheck disable=SC2054 # one QEMU option with commas
 	[ "$part" = cost ] && QEMU_ARGV+=(-icount shift=0,sleep=off)

@@ -23,7 +23,10 @@ static call) in .noinstr.text, objtool --noinstr --link must
   - report the key when it lives in .data (writable: the negative test),
     also a local key (section-relative), a likely branch on a key 8 bytes
     into its object, two keys in one function (both), a tail call, and
-    a key in a function that objtool reports for something else too;
+    a key in a function that objtool reports for something else too, and
+    a key tested after instrumentation_end();
+  - accept a key tested between instrumentation_begin() and _end() marks
+    (the entry state is established there);
   - accept it in .data..ro_after_init,
   - accept it in .data when .discard.noinstr_allowed names it.
 With a built x86_64 kernel (--obj DIR, default \$BUILD/obj/x86_64-debian
@@ -100,7 +103,7 @@ case_obj() {
 }
 
 echo "KTAP version 1"
-echo "1..17"
+echo "1..20"
 case_obj key-writable noinstr-key.S 1 the_key -DKEY_SECTION=.data
 case_obj key-ro-after-init noinstr-key.S clean the_key -DKEY_SECTION=.data..ro_after_init
 case_obj key-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DALLOW
@@ -108,11 +111,14 @@ case_obj key-local noinstr-key.S 1 the_key -DKEY_SECTION=.data -DLOCAL
 case_obj key-local-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DLOCAL -DALLOW
 case_obj key-likely-in-struct noinstr-key.S 1 the_key -DKEY_SECTION=.data -DBRANCH=1 -DOFFSET=8
 case_obj key-two-in-one-function noinstr-key.S 2 other_key -DKEY_SECTION=.data -DSECOND
+case_obj key-in-instrumentation noinstr-key.S clean the_key -DKEY_SECTION=.data -DINSTR
+case_obj key-after-instrumentation noinstr-key.S 1 other_key -DKEY_SECTION=.data -DINSTR -DSECOND
 case_obj call-writable noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data
 case_obj call-ro-after-init noinstr-static-call.S clean __SCK__hook -DKEY_SECTION=.data..ro_after_init
 case_obj call-annotated noinstr-static-call.S clean __SCK__hook -DKEY_SECTION=.data -DALLOW
 case_obj call-tail noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data -DTAIL
 case_obj call-after-other-report noinstr-static-call.S 1 __SCK__hook -DKEY_SECTION=.data -DOTHER_CALL
+case_obj call-in-instrumentation noinstr-static-call.S clean __SCK__hook -DKEY_SECTION=.data -DINSTR
 
 if [ ! -f "$obj/vmlinux.o" ] || ! grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" 2>/dev/null; then
 	why="no x86_64 kernel with CONTEXT_TRACKING_WORK in $obj"

@@ -757,19 +757,6 @@ ti_cmdline() {
 	echo "$c"
 }
 
-# kpti_bootargs ARCH: the architecture's boot arguments (tools/arches),
-# plus pti=on on x86_64.  x86 defers kernel TLB flushes only with kPTI, and
-# a single-node x86_64 guest gets TCG's default CPU vendor (AMD), which needs
-# none: runs that must exercise the deferral (check-debug, the bench) force it.
-kpti_bootargs() {
-	arch_facts "$1"
-	if [ "$KARCH" = x86_64 ]; then
-		echo "${BOOTARGS:+$BOOTARGS }pti=on"
-	else
-		echo "$BOOTARGS"
-	fi
-}
-
 # console_reports CONSOLE: the first three kernel splats on a guest console
 # (panic, Oops, BUG, WARNING, hung task, RCU stall), joined with '|', or
 # nothing.

@@ -10,6 +10,8 @@
  *   -DBRANCH=1         the entry's key carries the branch bit (likely)
  *   -DOFFSET=8         the key sits 8 bytes into the object (a tracepoint)
  *   -DSECOND           a second branch, on other_key, in the same function
+ *   -DINSTR            the first branch sits between instrumentation_begin()
+ *                      and instrumentation_end() marks (NOINSTR_VALIDATION)
  */
 #ifndef BRANCH
 #define BRANCH 0
@@ -21,15 +23,36 @@
 	.globl	entry_from_user
 	.type	entry_from_user, @function
 entry_from_user:
+#ifdef INSTR
+4:	nop
+#endif
 1:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00
+#ifdef INSTR
+5:	nop
+#endif
 	xorl	%eax, %eax
 #ifdef SECOND
 3:	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00
 #endif
 	ret
-2:	movl	$1, %eax
+2:
+#ifdef INSTR
+6:	nop
+#endif
+	movl	$1, %eax
 	ret
 	.size	entry_from_user, . - entry_from_user
+
+#ifdef INSTR
+	/* as instrumentation_begin() and _end() mark them */
+	.pushsection .discard.instr_begin, "aw"
+	.long	4b - .
+	.popsection
+	.pushsection .discard.instr_end, "aw"
+	.long	5b - .
+	.long	6b - .
+	.popsection
+#endif
 
 	.section __jump_table, "aw"
 	.balign	8

@@ -7,7 +7,9 @@
  * it a tail call (jmp); -DOTHER_CALL first calls a function outside
  * .noinstr.text, which objtool reports too (without the
  * instrumentation_begin() marks of NOINSTR_VALIDATION, most entry
- * functions have such a report), and which must not hide the key's.
+ * functions have such a report), and which must not hide the key's;
+ * -DINSTR puts the call between instrumentation_begin() and
+ * instrumentation_end() marks (NOINSTR_VALIDATION).
  */
 	.section .noinstr.text, "ax"
 	.globl	entry_from_user
@@ -19,10 +21,25 @@ entry_from_user:
 #ifdef TAIL
 	jmp	__SCT__hook
 #else
+#ifdef INSTR
+1:	nop
+#endif
 	call	__SCT__hook
+#ifdef INSTR
+2:	nop
+#endif
 	ret
 #endif
 	.size	entry_from_user, . - entry_from_user
+
+#ifdef INSTR
+	.pushsection .discard.instr_begin, "aw"
+	.long	1b - .
+	.popsection
+	.pushsection .discard.instr_end, "aw"
+	.long	2b - .
+	.popsection
+#endif
 
 	.text
 	.globl	plain_function
