@@ -5145,8 +5145,9 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 
 #ifdef __x86_64__
 /*
- * A file table of 8 MB (1M pointers): more than kmalloc() can give, so
- * kvmalloc() takes it from vmalloc, which maps it with 2 MB pages
+ * A descriptor this high makes alloc_fdtable() round the table up to 1M
+ * pointers, 8 MB: more than kmalloc() can give, so kvmalloc() takes it
+ * from vmalloc, which maps it with 2 MB pages
  */
 #define HUGE_FDS	600000
 #define HUGE_AREA	(8UL << 20)
@@ -5190,14 +5191,17 @@ static void huge_fdtable_hog(int fd)
 #endif
 
 /*
- * A change of page size is never left for later.  While a task is
- * isolated, a vmalloc purge leaves its CPU a deferred flush and the task
- * keeps running; then a process on the housekeeping CPU grows its file
- * table to 8 MB, which kvmalloc() maps with 2 MB pages, perhaps over the
- * purged range.  The isolated CPU must flush what it owes at once (an IPI,
- * do_flush_tlb_all(), which ends isolation) rather than keep stale small
- * translations while user space could load the huge one next to them.
- * x86 only: arm and arm64 flush by broadcast and never owe a flush.
+ * A change of page size is never left for later (small to huge).  While a
+ * task is isolated, a vmalloc purge leaves its CPU a deferred flush and
+ * the task keeps running; then a process on the housekeeping CPU grows its
+ * file table to 8 MB, which kvmalloc() maps with 2 MB pages, over a range
+ * that may or may not have been purged (the test cannot tell).  The
+ * isolated CPU must flush what it owes at once (an IPI,
+ * do_flush_tlb_kernel_owed(), which ends isolation) rather than keep stale
+ * small translations while user space could load the huge one next to
+ * them.  "Huge" is read from the area's 2 MB alignment, which a fallback
+ * to small pages has once in 512.  x86 only: arm and arm64 flush by
+ * broadcast and never owe a flush.
  */
 TEST_F_TIMEOUT(kernel_tlb, huge_vmap_settles_owed_flush, 120)
 {
@@ -5269,9 +5273,107 @@ TEST_F_TIMEOUT(kernel_tlb, huge_vmap_settles_owed_flush, 120)
 	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
 		 pid, pid, cpu);
 	ASSERT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec))) TH_LOG("no log line '%s'", needle);
+	/* Not the IPI of a page table freed under the huge leaf, which follows */
+	EXPECT_TRUE(!!strstr(rec, "IPI do_flush_tlb_kernel_owed"))
+		TH_LOG("isolation ended for another reason: '%s'", rec);
+	if (strstr(rec, "IPI do_flush_tlb_kernel_owed"))
+		TH_LOG("the huge vmap at %#lx made cpu %d flush at once", huge, cpu);
+#endif
+}
+
+/*
+ * The other way round (huge to small): a huge area freed while a task is
+ * isolated is flushed lazily, with the purge that frees it, but that
+ * purge must reach every CPU at once, as the range may then be mapped
+ * with small pages while a stale huge translation is held.  A process on
+ * the housekeeping CPU holds a file table of 8 MB (mapped with 2 MB pages)
+ * from before the task isolates; it exits, and the task stays isolated
+ * (nothing is flushed yet) until a purge covers the table's range, which
+ * must end isolation (an IPI to every CPU, do_flush_tlb_all()).
+ */
+TEST_F_TIMEOUT(kernel_tlb, huge_vunmap_purge_flushes_at_once, 120)
+{
+#ifndef __x86_64__
+	SKIP(return, "only x86 leaves kernel TLB flushes to CPUs in user space");
+#else
+	unsigned long before[64], now[64], huge = 0;
+	int cpu, hk, i, n0, n1, status, kmsg, p[2], purges;
+	char ok = 0, needle[128], rec[1024] = "";
+	struct shared *sh = shared_page();
+	pid_t pid, hog;
+
+	if (!vmalloc_tests_possible(_metadata, &cpu, &hk))
+		return;
+	ASSERT_TRUE(!!sh);
+	ASSERT_EQ(0, pin(hk));
+	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
+		SKIP(return, "no VMAP_STACK and no BPF syscall: nothing here churns vmalloc");
+	ASSERT_EQ(0, kptr_unhashed(self->kptr_restrict, sizeof(self->kptr_restrict)))
+		TH_LOG("%s: %s", KPTR_RESTRICT, strerror(errno));
+	ASSERT_EQ(0, purge_trace_start()) TH_LOG("%s: %s", PURGE_INSTANCE, strerror(errno));
+	ASSERT_EQ(0, pipe(p));
+	n0 = big_vmalloc_areas(before, 64, HUGE_AREA);
+	ASSERT_LE(0, n0) TH_LOG("/proc/vmallocinfo: %s", strerror(errno));
+	hog = fork_child();
+	ASSERT_LE(0, hog) TH_LOG("fork: %s", strerror(errno));
+	if (hog == 0)
+		huge_fdtable_hog(p[1]);
+	ASSERT_EQ(1, read(p[0], &ok, 1));
+	close(p[0]);
+	close(p[1]);
+	n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
+	for (i = 0; i < n1 && !huge; i++)
+		if (!in_list(now[i], before, n0) && !(now[i] & (HUGE_ALIGN - 1)))
+			huge = now[i];
+	if (ok != 'y' || !huge) {
+		kill(hog, SIGKILL);
+		waitpid(hog, NULL, 0);
+		SKIP(return, "%s", ok != 'y' ? "could not grow the file table (RLIMIT_NOFILE)" :
+		     "kvmalloc() mapped the file table with small pages (fragmentation?)");
+	}
+
+	kmsg = kmsg_open();	/* to name the cause of the loss */
+	pid = spawn_isolated_then(cpu, sh, NULL, NULL);
+	ASSERT_LT(0, pid);
+	ASSERT_TRUE(wait_isolated(sh))
+		TH_LOG("child did not isolate: %s",
+		       strerror(sh->isolate_err > 0 ? sh->isolate_err : ETIMEDOUT));
+	purges = purges_traced(huge);
+	kill(hog, SIGKILL);
+	ASSERT_EQ(hog, waitpid(hog, NULL, 0));
+	/* Freed (unmapped, waiting for a purge) once gone from the list */
+	for (i = 0; i < 500; i++) {
+		n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
+		if (!in_list(huge, now, n1))
+			break;
+		usleep(10000);
+	}
+	ASSERT_GT(500, i) TH_LOG("the file table at %#lx was not freed in 5 s", huge);
+	if (purges_traced(huge) == purges)
+		EXPECT_EQ(-1, wait_exit_ms(pid, 200))
+			TH_LOG("cpu %d lost isolation when %#lx was unmapped, before its purge: %s",
+			       cpu, huge, "the flush of a huge vunmap is lazy");
+	EXPECT_EQ(0, churn_until_purged(huge, 400))
+		TH_LOG("no purge covered %#lx in 400 rounds", huge);
+	status = wait_exit_ms(pid, 3000);
+	sh->stop = 1;
+	if (status == -1)
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(5, WEXITSTATUS(status))
+		TH_LOG("cpu %d stayed isolated through the purge of huge area %#lx: %s", cpu,
+		       huge, "it may keep the huge translation for later");
+	if (WEXITSTATUS(status) != 5) {
+		if (kmsg >= 0)
+			close(kmsg);
+		return;
+	}
+	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
+		 pid, pid, cpu);
+	ASSERT_TRUE(kmsg_find(kmsg, needle, rec, sizeof(rec))) TH_LOG("no log line '%s'", needle);
 	EXPECT_TRUE(!!strstr(rec, "IPI do_flush_tlb_all"))
 		TH_LOG("isolation ended for another reason: '%s'", rec);
-	TH_LOG("the huge vmap at %#lx made cpu %d flush at once", huge, cpu);
+	TH_LOG("the purge of huge area %#lx reached cpu %d at once", huge, cpu);
 #endif
 }
 

@@ -153,7 +153,7 @@ build_kernel() {	# build_kernel ARCH LABEL
 		progress "$arch-$label: up to date ($obj)"
 	else
 		progress "$arch-$label: building from $src (log: $obj/build.log)"
-		"$TOP/tools/kernel.sh" --arch "$arch" --src "$src" --obj "$obj" "${sets[@]}" \
+		"$TOP/tools/kernel.sh" --arch "$arch" --src "$src" --obj "$obj" --keys-advisory "${sets[@]}" \
 			>"$run/kernel-$arch-$label.log" 2>&1 || {
 			tail -n 5 "$run/kernel-$arch-$label.log" >&2
 			die $E_FAIL "$arch-$label kernel build failed; see $run/kernel-$arch-$label.log"

@@ -7,7 +7,7 @@ usage() {
 	cat <<EOF
 usage: tools/kernel.sh [--arch $(arch_list | paste -sd"|" -)] [--config ${CONFIGS// /|}]
                        [--set CONFIG_FOO=val]... [--src DIR] [--obj DIR]
-                       [--print-image] [-- extra make arguments]
+                       [--keys-advisory] [--print-image] [-- extra make arguments]
 
 Builds the kernel in --src (default \$BUILD/linux, the checked-out branch)
 into --obj (default \$BUILD/obj/<arch>-<config>), from allnoconfig plus
@@ -28,17 +28,20 @@ Also installs the uapi headers into <obj>/usr for the selftests.
 After a build with CONFIG_CONTEXT_TRACKING_WORK, checks the entry-code rule
 it rests on (exit 1 on a finding): on x86_64 objtool's check of the keys
 noinstr code tests outside instrumentation_begin() regions (vmlinux.o,
-<obj>/noinstr-keys.txt; judged only with CONFIG_NOINSTR_VALIDATION, whose
-marks show those regions, printed otherwise), on arm64
+<obj>/noinstr-keys.txt; without CONFIG_NOINSTR_VALIDATION, whose marks
+show those regions, every test counts; --keys-advisory prints such
+findings instead of failing), on arm64
 tools/arm64-entry-check.py (test/arm64-entry-audit.txt).
 
+--keys-advisory  print, rather than fail on, the objtool key findings of a
+               kernel without CONFIG_NOINSTR_VALIDATION (the benchmark's).
 --print-image  print the path of the kernel image and exit (no build).
 Environment: BUILD, JOBS (default nproc), CCACHE_DIR.
 Exit codes: 0 ok, 1 build failed, 2 usage, 3 missing tool, 5 bad config.
 EOF
 }
 
-arch=$(arch_list | head -n 1) config=default src=$TREE obj="" print=0 sets=() extra=()
+arch=$(arch_list | head -n 1) config=default src=$TREE obj="" print=0 keys_advisory=0 sets=() extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--arch) need_value "$@"; arch=$2; shift 2 ;;
@@ -47,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--src) need_value "$@"; src=$2; shift 2 ;;
 	--obj) need_value "$@"; obj=$2; shift 2 ;;
 	--print-image) print=1; shift ;;
+	--keys-advisory) keys_advisory=1; shift ;;
 	-h | --help) usage; exit 0 ;;
 	--) shift; extra=("$@"); break ;;
 	*) bad_usage "unknown option: $1" ;;
@@ -162,8 +166,9 @@ progress "built $image in $(($(date +%s) - start)) s ($(wc -l <"$obj/warnings.tx
 # the marks exist only with NOINSTR_VALIDATION: without it every test in
 # noinstr code counts, also the tracepoints and perf keys of instrumentation
 # regions the compiler inlined (a minimal config inlines some into
-# exc_page_fault()).  So a finding fails the build only on a kernel with the
-# marks (the debug configs, make check-debug); elsewhere it is printed.
+# exc_page_fault()): a stricter check, which the test configs pass.  A
+# finding fails the build, unless --keys-advisory (the benchmark's minimal
+# kernels) and the kernel has no marks: then it is printed.
 if grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" && grep -q '^CONFIG_OBJTOOL=y' "$obj/.config"; then
 	[ -x "$obj/tools/objtool/objtool" ] || die $E_FAIL "no objtool in $obj/tools/objtool: cannot check the noinstr keys"
 	cp "$obj/vmlinux.o" "$obj/noinstr-keys.o"
@@ -175,13 +180,13 @@ if grep -q '^CONFIG_CONTEXT_TRACKING_WORK=y' "$obj/.config" && grep -q '^CONFIG_
 	grep -E 'can change after boot|static call key of .* not found|ANNOTATE_NOINSTR_ALLOWED: |with no key' \
 		"$obj/noinstr-keys.log" | sed "s|$obj/noinstr-keys.o|vmlinux.o|" >"$obj/noinstr-keys.txt" || true
 	grep -h 'can change after boot' "$obj/build.log" >>"$obj/noinstr-keys.txt" || true
-	if [ -s "$obj/noinstr-keys.txt" ] && grep -q '^CONFIG_NOINSTR_VALIDATION=y' "$obj/.config"; then
+	if [ -s "$obj/noinstr-keys.txt" ] && { [ $keys_advisory = 0 ] || grep -q '^CONFIG_NOINSTR_VALIDATION=y' "$obj/.config"; }; then
 		cat "$obj/noinstr-keys.txt" >&2
 		die $E_FAIL "noinstr code tests keys that can change after boot (above, $obj/noinstr-keys.txt):
   make each __ro_after_init, or ANNOTATE_NOINSTR_ALLOWED() it with the reason"
 	elif [ -s "$obj/noinstr-keys.txt" ]; then
 		sed 's/^/  /' "$obj/noinstr-keys.txt" >&2
-		progress "objtool: $(wc -l <"$obj/noinstr-keys.txt") key(s) above, not judged: without CONFIG_NOINSTR_VALIDATION (DEBUG_ENTRY) there are no instrumentation_begin() marks, so keys of inlined instrumentation count too; a debug build (make check-debug) decides"
+		progress "objtool: $(wc -l <"$obj/noinstr-keys.txt") key(s) above, not judged (--keys-advisory): without CONFIG_NOINSTR_VALIDATION (DEBUG_ENTRY) there are no instrumentation_begin() marks, so keys of inlined instrumentation count too"
 	else
 		progress "objtool: noinstr code tests only keys that are fixed after boot or annotated"
 	fi
