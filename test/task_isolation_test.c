@@ -5154,8 +5154,10 @@ TEST_F_TIMEOUT(kernel_tlb, flush_reaches_isolated_cpu, 120)
 #define HUGE_ALIGN	(2UL << 20)	/* x86's PMD_SIZE */
 
 /*
- * Start addresses of the vmalloc areas of @min bytes or more, at most @max
- * of them (real ones with kptr_unhashed()); their number or -1.
+ * Start addresses of the vmalloc areas of @min bytes or more that are in
+ * use (not those freed and waiting for a purge, which the file lists as
+ * "unpurged vm_area"), at most @max of them (real ones with
+ * kptr_unhashed()); their number or -1.
  */
 static int big_vmalloc_areas(unsigned long *addr, int max, unsigned long min)
 {
@@ -5167,7 +5169,8 @@ static int big_vmalloc_areas(unsigned long *addr, int max, unsigned long min)
 	if (!f)
 		return -1;
 	while (n < max && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %lu", &start, &end, &size) == 3 && size >= min)
+		if (sscanf(line, "%lx-%lx %lu", &start, &end, &size) == 3 && size >= min &&
+		    !strstr(line, "unpurged"))
 			addr[n++] = start;
 	fclose(f);
 	return n;
