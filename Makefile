@@ -62,7 +62,8 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 boot-watchdog: ## x86_64: the tests that need the TSC watched or kPTI off, in a boot without tsc=nowatchdog, with pti=off (see tools/arches)
 	tools/boot-test.sh --arch x86_64 --config $(CONFIG) --bootargs "pti=off" \
 		--tests "clocksource_watchdog_skips_isolated isolation_without_admin_steps \
-			 flush_reaches_isolated_cpu vfree_churn_while_isolated huge_vmap_settles_owed_flush"
+			 flush_reaches_isolated_cpu vfree_churn_while_isolated huge_vmap_settles_owed_flush \
+			 huge_vunmap_purge_flushes_at_once"
 
 entry-rules-test: tree ## the checkers of the entry-code rule (x86 objtool noinstr keys, arm64 el0 calls) on fabricated objects and the built kernels
 	tools/entry-rules-test.sh
