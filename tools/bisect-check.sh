@@ -13,7 +13,8 @@ For each commit of base..$TIP_BRANCH (oldest first), in a scratch worktree
 (default: every row of tools/arches), with CONFIG_TASK_ISOLATION=y and again with
 =n once the architecture supports the option (selects
 HAVE_ARCH_TASK_ISOLATION), then rebuilds the .c files the commit touches
-with W=1 and fails on any warning there.
+with W=1 and fails on a warning on a line the commit added or changed
+(the files' other warnings are upstream's and only counted).
 Before the architecture supports the option, the core commits are still
 compiled: where init/Kconfig lets TASK_ISOLATION depend on COMPILE_TEST
 (and, if it asks for GENERIC_ENTRY, the architecture selects it), the
@@ -76,6 +77,26 @@ compile_testable() {
 		grep -q "select GENERIC_ENTRY" "$wt/arch/$(srcarch "$1")/Kconfig"
 }
 
+# new_warnings COMMIT: of the compiler and kernel-doc warnings on stdin
+# (PATH:LINE[:COL]: warning: ...), those on a line that COMMIT added or
+# changed, by the hunks of its diff against its parent.
+new_warnings() {
+	local c=$1 line path n
+	while IFS= read -r line; do
+		path=${line%%:*}
+		n=${line#*:}
+		n=${n%%:*}
+		case $n in '' | *[!0-9]*) echo "$line"; continue ;; esac
+		path=${path#"$wt"/}
+		if git -C "$wt" diff -U0 "$c^" "$c" -- "$path" |
+			awk -v n="$n" '/^@@/ { split($3, a, ","); s = substr(a[1], 2) + 0
+				k = (a[2] == "") ? 1 : a[2] + 0; if (n >= s && n < s + k) f = 1 }
+				END { exit !f }'; then
+			echo "$line"
+		fi
+	done
+}
+
 # build ARCH COMMIT ON|OFF: build the test kernel at COMMIT; then W=1 the
 # touched files.
 build() {
@@ -112,10 +133,17 @@ build() {
 	kernel_make "$wt" "$obj" "$arch"
 	"${KMAKE[@]}" W=1 "${objs[@]}" >"$LOGDIR/bisect-w1.log" 2>&1 ||
 		die $E_FAIL "W=1 build of ${objs[*]} failed at $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
-	if grep -E 'warning:' "$LOGDIR/bisect-w1.log" >"$LOGDIR/bisect-w1.warn"; then
+	# Only what the commit adds counts: a warning on a line it added or
+	# changed (the files' older warnings, such as kernel-doc of functions
+	# it does not touch, are upstream's).
+	grep -E 'warning:' "$LOGDIR/bisect-w1.log" | sort -u >"$LOGDIR/bisect-w1.all" || true
+	new_warnings "$c" <"$LOGDIR/bisect-w1.all" >"$LOGDIR/bisect-w1.warn"
+	if [ -s "$LOGDIR/bisect-w1.warn" ]; then
 		cat "$LOGDIR/bisect-w1.warn" >&2
-		die $E_FAIL "W=1 warnings in files touched by $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
+		die $E_FAIL "W=1 warnings on lines changed by $(git -C "$wt" log -1 --format='%h %s' "$c") ($arch)"
 	fi
+	[ ! -s "$LOGDIR/bisect-w1.all" ] ||
+		progress "$(wc -l <"$LOGDIR/bisect-w1.all") W=1 warning(s) in touched files, none on a line $(git -C "$wt" log -1 --format=%h "$c") changed" 
 }
 
 # unchanged_for ARCH COMMIT: true if COMMIT changes no file that ARCH's
