@@ -5203,6 +5203,64 @@ static void huge_fdtable_hog(int fd)
 	pause();
 	_exit(0);
 }
+
+/*
+ * Start huge_fdtable_hog() and find its file table: a vmalloc area of
+ * HUGE_AREA or more that was not there before, 2 MB-aligned (0 in *@huge
+ * if none is).  *@ok is the hog's answer.  The hog's pid, or -1.
+ */
+static pid_t huge_hog_start(unsigned long *huge, char *ok)
+{
+	unsigned long before[64], now[64];
+	int i, n0, n1, p[2];
+	pid_t hog;
+
+	*huge = 0;
+	*ok = 0;
+	n0 = big_vmalloc_areas(before, 64, HUGE_AREA);
+	if (n0 < 0 || pipe(p))
+		return -1;
+	hog = fork_child();
+	if (hog == 0)
+		huge_fdtable_hog(p[1]);
+	if (hog > 0 && read(p[0], ok, 1) != 1) {
+		kill(hog, SIGKILL);
+		waitpid(hog, NULL, 0);
+		hog = -1;
+	}
+	close(p[0]);
+	close(p[1]);
+	n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
+	for (i = 0; i < n1 && !*huge; i++)
+		if (!in_list(now[i], before, n0) && !(now[i] & (HUGE_ALIGN - 1)))
+			*huge = now[i];
+	return hog;
+}
+
+/*
+ * What both huge tests need: churn that purges, real addresses in
+ * /proc/vmallocinfo (the old kptr_restrict saved in @saved) and the purge
+ * trace.  Pins the caller to the housekeeping CPU.
+ */
+static int huge_tests_possible(struct __test_metadata *_metadata, int *cpu, int *hk,
+			       char *saved, size_t len)
+{
+	if (!vmalloc_tests_possible(_metadata, cpu, hk))
+		return 0;
+	if (pin(*hk)) {
+		TH_LOG("cannot pin to cpu %d: %s", *hk, strerror(errno));
+		_metadata->exit_code = KSFT_FAIL;
+		return 0;
+	}
+	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
+		SKIP(return 0, "no VMAP_STACK and no BPF syscall: nothing here churns vmalloc");
+	if (kptr_unhashed(saved, len) || purge_trace_start()) {
+		TH_LOG("%s or %s: %s", KPTR_RESTRICT, PURGE_INSTANCE, strerror(errno));
+		_metadata->exit_code = KSFT_FAIL;
+		return 0;
+	}
+	return 1;
+}
 #endif
 
 /*
@@ -5223,22 +5281,16 @@ TEST_F_TIMEOUT(kernel_tlb, huge_vmap_settles_owed_flush, 120)
 #ifndef __x86_64__
 	SKIP(return, "only x86 leaves kernel TLB flushes to CPUs in user space");
 #else
-	unsigned long before[64], now[64], huge = 0;
-	int cpu, hk, i, n0, n1, status, kmsg, p[2];
-	char ok = 0, needle[128], rec[1024] = "";
+	char ok, needle[128], rec[1024] = "";
 	struct shared *sh = shared_page();
+	int cpu, hk, status, kmsg;
+	unsigned long huge;
 	pid_t pid, hog;
 
-	if (!vmalloc_tests_possible(_metadata, &cpu, &hk))
-		return;
 	ASSERT_TRUE(!!sh);
-	ASSERT_EQ(0, pin(hk));
-	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
-		SKIP(return, "no VMAP_STACK and no BPF syscall: nothing here churns vmalloc");
-	ASSERT_EQ(0, kptr_unhashed(self->kptr_restrict, sizeof(self->kptr_restrict)))
-		TH_LOG("%s: %s", KPTR_RESTRICT, strerror(errno));
-	ASSERT_EQ(0, purge_trace_start()) TH_LOG("%s: %s", PURGE_INSTANCE, strerror(errno));
-	ASSERT_EQ(0, pipe(p));
+	if (!huge_tests_possible(_metadata, &cpu, &hk, self->kptr_restrict,
+				 sizeof(self->kptr_restrict)))
+		return;
 	ASSERT_EQ(0, purge_pending()) TH_LOG("no vmalloc purge in 400 rounds of churn");
 	kmsg = kmsg_open();	/* to name the cause of the loss */
 	pid = spawn_isolated_then(cpu, sh, NULL, NULL);
@@ -5252,25 +5304,14 @@ TEST_F_TIMEOUT(kernel_tlb, huge_vmap_settles_owed_flush, 120)
 	ASSERT_EQ(-1, wait_exit_ms(pid, 200))
 		TH_LOG("the purge ended isolation on cpu %d: it was not deferred", cpu);
 
-	n0 = big_vmalloc_areas(before, 64, HUGE_AREA);
-	ASSERT_LE(0, n0) TH_LOG("/proc/vmallocinfo: %s", strerror(errno));
-	hog = fork_child();
-	ASSERT_LE(0, hog) TH_LOG("fork: %s", strerror(errno));
-	if (hog == 0)
-		huge_fdtable_hog(p[1]);
-	ASSERT_EQ(1, read(p[0], &ok, 1));
-	n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
-	for (i = 0; i < n1 && !huge; i++)
-		if (!in_list(now[i], before, n0) && !(now[i] & (HUGE_ALIGN - 1)))
-			huge = now[i];
+	hog = huge_hog_start(&huge, &ok);
+	ASSERT_LT(0, hog) TH_LOG("the file table process: %s", strerror(errno));
 	status = wait_exit_ms(pid, 3000);
 	sh->stop = 1;
 	if (status == -1)
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	kill(hog, SIGKILL);
 	waitpid(hog, NULL, 0);
-	close(p[0]);
-	close(p[1]);
 	/* Leave no freed huge table for the next test's purges */
 	if (huge)
 		churn_until_purged(huge, 400);
@@ -5315,35 +5356,18 @@ TEST_F_TIMEOUT(kernel_tlb, huge_vunmap_purge_flushes_at_once, 120)
 #ifndef __x86_64__
 	SKIP(return, "only x86 leaves kernel TLB flushes to CPUs in user space");
 #else
-	unsigned long before[64], now[64], huge = 0;
-	int cpu, hk, i, n0, n1, status, kmsg, p[2], purges;
-	char ok = 0, needle[128], rec[1024] = "";
+	int cpu, hk, i, n1, status, kmsg, purges;
+	char ok, needle[128], rec[1024] = "";
 	struct shared *sh = shared_page();
+	unsigned long now[64], huge;
 	pid_t pid, hog;
 
-	if (!vmalloc_tests_possible(_metadata, &cpu, &hk))
-		return;
 	ASSERT_TRUE(!!sh);
-	ASSERT_EQ(0, pin(hk));
-	if (!churn_bpf && !file_contains("/proc/vmallocinfo", "thread_stack", NULL, 0))
-		SKIP(return, "no VMAP_STACK and no BPF syscall: nothing here churns vmalloc");
-	ASSERT_EQ(0, kptr_unhashed(self->kptr_restrict, sizeof(self->kptr_restrict)))
-		TH_LOG("%s: %s", KPTR_RESTRICT, strerror(errno));
-	ASSERT_EQ(0, purge_trace_start()) TH_LOG("%s: %s", PURGE_INSTANCE, strerror(errno));
-	ASSERT_EQ(0, pipe(p));
-	n0 = big_vmalloc_areas(before, 64, HUGE_AREA);
-	ASSERT_LE(0, n0) TH_LOG("/proc/vmallocinfo: %s", strerror(errno));
-	hog = fork_child();
-	ASSERT_LE(0, hog) TH_LOG("fork: %s", strerror(errno));
-	if (hog == 0)
-		huge_fdtable_hog(p[1]);
-	ASSERT_EQ(1, read(p[0], &ok, 1));
-	close(p[0]);
-	close(p[1]);
-	n1 = big_vmalloc_areas(now, 64, HUGE_AREA);
-	for (i = 0; i < n1 && !huge; i++)
-		if (!in_list(now[i], before, n0) && !(now[i] & (HUGE_ALIGN - 1)))
-			huge = now[i];
+	if (!huge_tests_possible(_metadata, &cpu, &hk, self->kptr_restrict,
+				 sizeof(self->kptr_restrict)))
+		return;
+	hog = huge_hog_start(&huge, &ok);
+	ASSERT_LT(0, hog) TH_LOG("the file table process: %s", strerror(errno));
 	if (ok != 'y' || !huge) {
 		kill(hog, SIGKILL);
 		waitpid(hog, NULL, 0);
