@@ -58,6 +58,8 @@ CRASH_PATTERNS = [
 ]
 
 DMESG_START = '=== guest dmesg ==='
+# How many of a failed test's last log lines the report repeats.
+FAIL_LOG_LINES = 25
 SKIP_LINE = re.compile(r'^\s*(?:not )?ok [0-9]+ (?:- )?(.*?) # SKIP\s*(.*)$')
 RESULT_LINE = re.compile(r'^\s*(?:not )?ok [0-9]+ (?:- )?([^#]*?)\s*(?:# (.*))?$')
 
@@ -325,6 +327,16 @@ def main(argv=None):
             f.write(f'  <system-err>{escape(chr(10).join(reasons))}</system-err>\n')
         f.write('</testsuite>\n')
 
+    # What each failed test said (its TH_LOG and EXPECT lines), so that the
+    # tail of a CI log names the cause without the console at hand.
+    for name, status, log in cases:
+        if status in ('SUCCESS', 'SKIPPED', 'MISSING'):
+            continue
+        said_lines = [x.strip() for x in log if x.strip().lstrip('#').strip()]
+        print(f'\n{name} said ({min(len(said_lines), FAIL_LOG_LINES)} of {len(said_lines)} lines):')
+        for x in said_lines[-FAIL_LOG_LINES:]:
+            print(f'  {x[:200]}')
+
     print(f'\nconsole: {args.console}\njunit:   {os.path.join(args.outdir, "junit.xml")}')
     print(f'{passed} passed, {failed} failed, {skipped} skipped')
     if reasons:
@@ -350,10 +362,15 @@ def _log(results, plan=None, arch='x86_64', after='', cmdline=''):
            f'ti-init: guest up: 6.12.0 on {arch}, 4 cpus',
            'KTAP version 1', '1..2', '# isolated CPUs: 1-3', 'ok 1 isolated_cpus_match_cmdline']
     out += ['  TAP version 13', f'  # Subtest: {SUITE}', f'  1..{plan}']
-    for i, (name, skip) in enumerate(results, 1):
+    for i, (name, skip, *said) in enumerate(results, 1):
         out.append(f'  #  RUN           global.{name} ...')
         if skip:
             out.append(f'  #      SKIP      {skip}')
+        if said:	# a failure, and what the test said
+            out.append(f'  # task_isolation_test.c:1:{name}:{said[0]}')
+            out.append(f'  #          FAIL  global.{name}')
+            out.append(f'  not ok {i} global.{name}')
+            continue
         out.append(f'  #            OK  global.{name}')
         out.append(f'  ok {i} global.{name}' + (f' # SKIP {skip}' if skip else ''))
     out += [f'ok 2 {SUITE}', '# ti-run: done', DMESG_START,
@@ -372,7 +389,8 @@ FREEZER = 'resumed.freezer_cgroup_default.isolation_signal_after_resume'
 WDOG = 'no clocksource watchdog runs'
 NAMES = ['prctl_einval', 'tlb_flush_munmap', 'tlb_flush_mprotect', 'state_visible']
 SELF_TESTS = [
-    # (what, console, extra arguments, expected verdict, phrase of the reason)
+    # (what, console, extra arguments, expected verdict, phrase of the reason
+    #  [, phrase the output shows above the verdict])
     ('all but one test skip (x86_64)',
      _log([(n, NOISO if n != 'prctl_einval' else '') for n in NAMES]),
      ['--arch', 'x86_64'], 'FAIL', 'test(s) skipped that test/expected-skips does not allow'),
@@ -406,6 +424,11 @@ SELF_TESTS = [
      _log([(n, WDOG if n == 'clocksource_watchdog_skips_isolated' else '')
            for n in NAMES + ['clocksource_watchdog_skips_isolated']]),
      ['--arch', 'x86_64'], 'FAIL', 'clocksource_watchdog_skips_isolated: "' + WDOG),
+    ('a failed test: what it said is repeated before the verdict',
+     _log([(n, '', 'isolation was lost during 8 s: due to IPI') if n == 'state_visible' else (n, '')
+           for n in NAMES]),
+     ['--arch', 'x86_64'], 'FAIL', '1 test(s) failed, first: main.task_isolation_test.global.state_visible',
+     'isolation was lost during 8 s: due to IPI'),
 ]
 
 
@@ -419,7 +442,7 @@ def self_test():
             f.write('CONFIG_CGROUPS=y\n')
         with open(os.path.join(tmp, 'without.config'), 'w') as f:
             f.write('# CONFIG_CGROUPS is not set\n')
-        for i, (what, log, extra, want, phrase) in enumerate(SELF_TESTS, 1):
+        for i, (what, log, extra, want, phrase, *shown) in enumerate(SELF_TESTS, 1):
             extra = [a.replace('{tmp}', tmp) for a in extra]
             con = os.path.join(tmp, f'console{i}.log')
             with open(con, 'w') as f:
@@ -430,6 +453,8 @@ def self_test():
             last = (p.stdout.strip().splitlines() or [''])[-1]
             got = {0: 'PASS', 1: 'FAIL'}.get(p.returncode, f'exit {p.returncode}')
             ok = got == want and phrase in last and last.startswith(f'boot-test: {want}')
+            # A phrase the output must show above the verdict
+            ok = ok and all(x in p.stdout for x in shown)
             if not ok:
                 bad += 1
                 for line in (p.stdout.strip().splitlines()[-4:] + p.stderr.strip().splitlines()[-4:]):
