@@ -61,7 +61,8 @@ boot-check: ## kernel + rootfs + boot-test for ARCH, in that order
 
 boot-watchdog: ## x86_64: the tests that need the TSC watched or kPTI off, in a boot without tsc=nowatchdog, with pti=off (see tools/arches)
 	tools/boot-test.sh --arch x86_64 --config $(CONFIG) --bootargs "pti=off" \
-		--tests "clocksource_watchdog_skips_isolated isolation_without_admin_steps \
+		--tests "clocksource_watchdog_skips_isolated clocksource_watchdog_visits_nohz_full \
+			 isolation_without_admin_steps \
 			 flush_reaches_isolated_cpu vfree_churn_while_isolated huge_vmap_settles_owed_flush \
 			 huge_vunmap_purge_flushes_at_once"
 

@@ -3444,57 +3444,118 @@ TEST(mce_poll_paused_while_isolated)
 }
 
 /*
- * The clocksource watchdog's timer visits one CPU after another; it must
- * leave the nohz_full CPUs alone.  Its timer_start trace events name the
- * CPU of each visit.
+ * The clocksource watchdog's timer visits one CPU after another, every
+ * half second.  Count its visits per CPU for two rounds of all online
+ * CPUs, from its timer_start trace events (cpu= names the CPU the timer is
+ * pinned to), into @visits (MAX_CPUS entries); the total, or -1 if it
+ * cannot be traced.  @bad gets the first line of a visit to CPU @watch.
  */
-TEST(clocksource_watchdog_skips_isolated)
+static int watchdog_visits(int *visits, int watch, char *bad, size_t len)
 {
-	int iso[MAX_CPUS], n_iso, visits = 0, on_isolated = 0, i, wait_ms;
-	char line[512], bad[512] = "";
+	int total = 0, target, wait_ms;
+	char line[512];
+	const char *c;
 	FILE *f;
 
-	n_iso = isolated_cpus(iso);
-	if (n_iso <= 0)
-		SKIP(return, NO_ISOLATED_CPU);
-	if (geteuid() != 0)
-		SKIP(return, NEEDS_ROOT);
-	if (access(TRACEFS "events/timer/timer_start/enable", W_OK))
-		SKIP(return, "no timer trace events");
-	ASSERT_EQ(0, write_file(TRACEFS "trace", ""));
-	ASSERT_EQ(0, write_file(TRACEFS "events/timer/timer_start/enable", "1"));
-	/* A visit every 0.5 s, in CPU order: twice round all online CPUs */
+	memset(visits, 0, MAX_CPUS * sizeof(*visits));
+	if (write_file(TRACEFS "trace", "") ||
+	    write_file(TRACEFS "events/timer/timer_start/enable", "1"))
+		return -1;
 	wait_ms = 1000 * sysconf(_SC_NPROCESSORS_ONLN) + 1000;
 	usleep(wait_ms * 1000);
 	write_file(TRACEFS "events/timer/timer_start/enable", "0");
 	f = fopen(TRACEFS "trace", "r");
-	ASSERT_TRUE(!!f);
+	if (!f)
+		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		const char *c = strstr(line, " cpu=");
-		int target;
-
+		c = strstr(line, " cpu=");
 		if (!strstr(line, "function=clocksource_watchdog ") || !c ||
-		    sscanf(c, " cpu=%d", &target) != 1)
+		    sscanf(c, " cpu=%d", &target) != 1 || target < 0 || target >= MAX_CPUS)
 			continue;
-		visits++;
-		for (i = 0; i < n_iso; i++)
-			if (iso[i] == target) {
-				on_isolated++;
-				snprintf(bad, sizeof(bad), "%s", line);
-			}
+		if (target == watch && !visits[target])
+			snprintf(bad, len, "%s", line);
+		visits[target]++;
+		total++;
 	}
 	fclose(f);
-	if (!visits) {
-		char cmdline[4096] = "";
+	return total;
+}
 
+/* Skips the test unless the clocksource watchdog runs and can be traced */
+static int watchdog_tests_possible(struct __test_metadata *_metadata, int *visits)
+{
+	char cmdline[4096] = "", bad[8];
+	int total;
+
+	if (geteuid() != 0)
+		SKIP(return 0, NEEDS_ROOT);
+	if (access(TRACEFS "events/timer/timer_start/enable", W_OK))
+		SKIP(return 0, "no timer trace events");
+	total = watchdog_visits(visits, -1, bad, sizeof(bad));
+	if (total < 0) {
+		TH_LOG("cannot trace timer_start: %s", strerror(errno));
+		_metadata->exit_code = KSFT_FAIL;
+		return 0;
+	}
+	if (!total) {
 		read_text("/proc/cmdline", cmdline, sizeof(cmdline));
-		SKIP(return, "no clocksource watchdog runs (%s)",
+		SKIP(return 0, "no clocksource watchdog runs (%s)",
 		     strstr(cmdline, "tsc=nowatchdog") ? "booted with tsc=nowatchdog" :
 		     "no clocksource needs one");
 	}
-	EXPECT_EQ(0, on_isolated) TH_LOG("%d of %d visits on isolated CPUs: %s",
-					 on_isolated, visits, bad);
-	TH_LOG("%d watchdog visits in %d ms, none on an isolated CPU", visits, wait_ms);
+	return 1;
+}
+
+/*
+ * Without an isolated task the watchdog visits every online CPU, the
+ * nohz_full ones included: their clocksource readings are sampled, as on a
+ * kernel without task isolation.
+ */
+TEST(clocksource_watchdog_visits_nohz_full)
+{
+	int iso[MAX_CPUS], visits[MAX_CPUS], n_iso, i;
+
+	n_iso = isolated_cpus(iso);
+	if (n_iso <= 0)
+		SKIP(return, NO_ISOLATED_CPU);
+	if (!watchdog_tests_possible(_metadata, visits))
+		return;
+	for (i = 0; i < n_iso; i++)
+		EXPECT_LT(0, visits[iso[i]])
+			TH_LOG("nohz_full cpu %d not visited in two rounds", iso[i]);
+}
+
+/*
+ * While a task is isolated on a CPU, the watchdog leaves that CPU alone and
+ * goes on visiting the other nohz_full CPUs; once the isolation has ended,
+ * it visits that CPU again.
+ */
+TEST(clocksource_watchdog_skips_isolated)
+{
+	int iso[MAX_CPUS], visits[MAX_CPUS], n_iso, cpu, hk, i, others = 0, status;
+	struct shared *sh = shared_page();
+	char bad[512] = "";
+	pid_t pid;
+
+	if (!test_cpus(_metadata, &cpu, &hk))
+		return;
+	n_iso = isolated_cpus(iso);
+	if (!watchdog_tests_possible(_metadata, visits))
+		return;
+	pid = start_isolated(_metadata, cpu, hk, sh, NULL);
+	ASSERT_LT(0, watchdog_visits(visits, cpu, bad, sizeof(bad)));
+	sh->stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost");
+	EXPECT_EQ(0, visits[cpu]) TH_LOG("%d visit(s) of isolated cpu %d: %s",
+					 visits[cpu], cpu, bad);
+	for (i = 0; i < n_iso; i++)
+		others += iso[i] != cpu && visits[iso[i]];
+	if (n_iso > 1)
+		EXPECT_LT(0, others) TH_LOG("no other nohz_full CPU visited meanwhile");
+	ASSERT_LT(0, watchdog_visits(visits, -1, bad, sizeof(bad)));
+	EXPECT_LT(0, visits[cpu]) TH_LOG("cpu %d not visited after isolation ended", cpu);
 }
 
 /*
