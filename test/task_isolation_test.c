@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1322,6 +1323,24 @@ static pid_t housekeeping_load(int hk)
 }
 
 /*
+ * A disturber that fails may say why here (the first failure is kept), for
+ * hold_isolated() to print.
+ */
+static char disturb_why[160];
+
+static __attribute__((format(printf, 1, 2))) int disturb_failed(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!disturb_why[0]) {
+		va_start(ap, fmt);
+		vsnprintf(disturb_why, sizeof(disturb_why), fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+/*
  * From housekeeping CPU @hk, with a load there, isolate a child on @cpu for
  * @hold seconds: it must not lose isolation and no interrupt or softirq
  * count of @cpu may move.  With @disturb, the test process runs it on @hk
@@ -1351,6 +1370,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 		ASSERT_LT(0, load) TH_LOG("fork: %s", strerror(errno));
 	}
 	kmsg = kmsg_open();	/* to name the cause of a loss */
+	disturb_why[0] = 0;
 	pid = spawn_isolated(cpu, sh, setup);
 	ASSERT_LT(0, pid) TH_LOG("fork: %s", strerror(errno));
 	for (i = 0; i < 30000 && !sh->entering; i++)
@@ -1395,7 +1415,8 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	else if (!kmsg_find(kmsg, needle, rec, sizeof(rec)))
 		snprintf(rec, sizeof(rec), "no log line (rate limit?)");
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost during %d s: %s", hold, rec);
-	EXPECT_EQ(0, failed) TH_LOG("%d of %d disturber calls failed", failed, calls);
+	EXPECT_EQ(0, failed) TH_LOG("%d of %d disturber calls failed%s%s", failed, calls,
+				    disturb_why[0] ? ", first: " : "", disturb_why);
 	/* Counts that could not be read would compare equal: make sure */
 	ASSERT_LT(0, irq_rows[0]) TH_LOG("no CPU%d counts in /proc/interrupts", cpu);
 	ASSERT_LT(0, sirq_rows[0]) TH_LOG("no CPU%d counts in /proc/softirqs", cpu);
@@ -4891,26 +4912,26 @@ static int vfree_churn(void)
 	pthread_t t[CHURN_THREADS];
 	int i, n, fd, ret = 0;
 
-	for (n = 0; n < CHURN_THREADS; n++)
-		if (pthread_create(&t[n], NULL, churn_thread, NULL))
+	for (n = 0; n < CHURN_THREADS; n++) {
+		ret = pthread_create(&t[n], NULL, churn_thread, NULL);
+		if (ret)
 			break;
+	}
 	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	if (n < CHURN_THREADS)
-		ret = -1;
+		return disturb_failed("pthread_create: %s", strerror(ret));
 	if (churn_bpf) {
 		fd = bpf_prog_load_one();
 		if (fd < 0)
-			ret = -1;
-		else
-			close(fd);
+			return disturb_failed("BPF_PROG_LOAD: %s", strerror(-fd));
+		close(fd);
 		fd = page_map_create(1024);
 		if (fd < 0)
-			ret = -1;
-		else
-			close(fd);
+			return disturb_failed("BPF_MAP_CREATE of 4 MB: %s", strerror(-fd));
+		close(fd);
 	}
-	return ret;
+	return 0;
 }
 
 /*
@@ -4922,11 +4943,13 @@ static int churn_until_purged(unsigned long addr, int max)
 	int i, before = purges_traced(addr);
 
 	if (before < 0)
-		return -1;
+		return disturb_failed("%s: %s", PURGE_INSTANCE "trace", strerror(errno));
 	for (i = 0; i < max && purges_traced(addr) <= before; i++)
 		if (vfree_churn())
 			return -1;
-	return purges_traced(addr) > before ? 0 : -1;
+	if (purges_traced(addr) <= before)
+		return disturb_failed("no purge in %d rounds of churn", max);
+	return 0;
 }
 
 /*
