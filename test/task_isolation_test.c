@@ -875,8 +875,10 @@ TEST(segv_own_signal_sigusr1)
  */
 enum disturb {
 	TLB_MUNMAP, TLB_MPROTECT, MEMBARRIER, WAKE_ONTO_CPU, MOVE_AWAY,
-	POSIX_CPU_TIMER, RLIMIT_CPU_BY_OTHER,
+	POSIX_CPU_TIMER, RLIMIT_CPU_BY_OTHER, STATIC_KEY_STOP,
 };
+
+static int toggle_schedstats(void);
 
 struct helper {
 	enum disturb what;
@@ -928,6 +930,9 @@ static void *helper_fn(void *arg)
 	}
 	case MOVE_AWAY:
 		h->ret = pin_tid(h->victim, h->hk_cpu);
+		break;
+	case STATIC_KEY_STOP:
+		h->ret = toggle_schedstats();
 		break;
 	}
 	sleep(3);
@@ -4652,6 +4657,27 @@ TEST(static_key_toggle_while_isolated)
 	after = local_wakeups_on(cpu);
 	EXPECT_NE(255, after) TH_LOG("the ping-pong on cpu %d failed", cpu);
 	EXPECT_LT(0, after) TH_LOG("cpu %d counts no wakeups with schedstats on", cpu);
+	write_file(SCHEDSTATS, saved[0] == '1' ? "1" : "0");
+}
+
+/*
+ * Where patching a static key stops every CPU (32-bit arm: stop_machine()),
+ * a toggle ends isolation: the stopper thread preempts the task ("reschedule
+ * IPI from enqueue_task").  The task's handler runs, it leaves isolation,
+ * and then joins the thread that toggled: that futex wait, the first
+ * blocking syscall after the loss, must work (v1 and v2 on arm: glibc
+ * aborted with "The futex facility returned an unexpected error code").
+ */
+TEST(static_key_toggle_ends_isolation)
+{
+	char saved[8] = "";
+
+	if (!static_keys_stop_cpus())
+		SKIP(return, "static keys are patched here without stopping the CPUs "
+			     "(static_key_toggle_while_isolated)");
+	if (read_text(SCHEDSTATS, saved, sizeof(saved)) <= 0)
+		SKIP(return, "no %s (CONFIG_SCHEDSTATS)", SCHEDSTATS);
+	disturb_isolated(_metadata, STATIC_KEY_STOP);
 	write_file(SCHEDSTATS, saved[0] == '1' ? "1" : "0");
 }
 
