@@ -4673,7 +4673,7 @@ TEST(static_key_toggle_ends_isolation)
 	char saved[8] = "";
 
 	if (!static_keys_stop_cpus())
-		SKIP(return, "static keys are patched here without stopping the CPUs (static_key_toggle_while_isolated)");
+		SKIP(return, "static keys stop no CPU here (static_key_toggle_while_isolated)");
 	if (read_text(SCHEDSTATS, saved, sizeof(saved)) <= 0)
 		SKIP(return, "no %s (CONFIG_SCHEDSTATS)", SCHEDSTATS);
 	disturb_isolated(_metadata, STATIC_KEY_STOP);
