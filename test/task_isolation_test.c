@@ -3546,9 +3546,11 @@ TEST(clocksource_watchdog_visits_nohz_full)
 		SKIP(return, NO_ISOLATED_CPU);
 	if (!watchdog_tests_possible(_metadata, visits))
 		return;
-	for (i = 0; i < n_iso; i++)
+	for (i = 0; i < n_iso; i++) {
 		EXPECT_LT(0, visits[iso[i]])
 			TH_LOG("nohz_full cpu %d not visited in two rounds", iso[i]);
+		TH_LOG("cpu %d: %d watchdog visit(s) in two rounds", iso[i], visits[iso[i]]);
+	}
 }
 
 /*
@@ -3580,8 +3582,11 @@ TEST(clocksource_watchdog_skips_isolated)
 		others += iso[i] != cpu && visits[iso[i]];
 	if (n_iso > 1)
 		EXPECT_LT(0, others) TH_LOG("no other nohz_full CPU visited meanwhile");
+	TH_LOG("while cpu %d was isolated: %d visit(s) there, %d other nohz_full CPU(s) visited",
+	       cpu, visits[cpu], others);
 	ASSERT_LT(0, watchdog_visits(visits, -1, bad, sizeof(bad)));
 	EXPECT_LT(0, visits[cpu]) TH_LOG("cpu %d not visited after isolation ended", cpu);
+	TH_LOG("after: %d visit(s) of cpu %d", visits[cpu], cpu);
 }
 
 /*
