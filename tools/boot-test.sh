@@ -183,14 +183,19 @@ QEMU_NODES=$nodes qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapsh
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"
 # An emulator artefact (emulator_artefact in lib.sh) is not the kernel under
-# test: boot again (at most twice more) rather than report the tests it breaks.
+# test: boot again (at most twice more) rather than report the tests it breaks,
+# or the hang or timeout it may cause (a guest without a working local APIC
+# timer can stall).
 for attempt in 1 2 3; do
 	boot_once
 	artefact=$(emulator_artefact "$console")
 	[ -n "$artefact" ] || break
-	[ -n "$verdict" ] && break
-	[ $attempt = 3 ] && { verdict="$artefact on 3 boots (host overloaded?)"; break; }
-	progress "$artefact (host too busy): booting again"
+	if [ $attempt = 3 ]; then
+		verdict="$artefact on 3 boots (host overloaded?)${verdict:+; last boot: $verdict}"
+		break
+	fi
+	progress "$artefact (host too busy)${verdict:+, then $verdict}: booting again"
+	verdict=""
 	mv "$console" "$console.attempt$attempt"
 done
 
