@@ -59,6 +59,7 @@ CRASH_PATTERNS = [
 
 DMESG_START = '=== guest dmesg ==='
 # How many of a failed test's last log lines the report repeats.
+FAIL_LOG_WIDTH = 600
 FAIL_LOG_LINES = 25
 SKIP_LINE = re.compile(r'^\s*(?:not )?ok [0-9]+ (?:- )?(.*?) # SKIP\s*(.*)$')
 RESULT_LINE = re.compile(r'^\s*(?:not )?ok [0-9]+ (?:- )?([^#]*?)\s*(?:# (.*))?$')
@@ -334,8 +335,10 @@ def main(argv=None):
             continue
         said_lines = [x.strip() for x in log if x.strip().lstrip('#').strip()]
         print(f'\n{name} said ({min(len(said_lines), FAIL_LOG_LINES)} of {len(said_lines)} lines):')
+        # Long enough for a kernel log line quoted whole (the cause of a
+        # loss of isolation names its sender at the end).
         for x in said_lines[-FAIL_LOG_LINES:]:
-            print(f'  {x[:200]}')
+            print(f'  {x[:FAIL_LOG_WIDTH]}')
 
     print(f'\nconsole: {args.console}\njunit:   {os.path.join(args.outdir, "junit.xml")}')
     print(f'{passed} passed, {failed} failed, {skipped} skipped')
