@@ -8,7 +8,7 @@
 
 usage() {
 	cat <<EOF
-usage: tools/entry-rules-test.sh [--obj DIR] [--arm64-obj DIR]
+usage: tools/entry-rules-test.sh [--obj DIR] [--arm64-obj DIR] [--arm-obj DIR]
 
 Checks, as KTAP, the checkers of the rule CONTEXT_TRACKING_WORK rests on:
 nothing that can be patched after boot runs on the way from user space
@@ -38,6 +38,14 @@ with a built arm64 kernel (--arm64-obj DIR, default \$BUILD/obj/arm64-debian)
 its vmlinux must pass with test/arm64-entry-audit.txt and fail with an
 empty audit.
 
+arm: the syscall entry (vector_swi) leaves context tracking's user state
+before it enables interrupts, as every other entry from user mode does:
+with a built arm kernel (--arm-obj DIR, default \$BUILD/obj/arm-default)
+whose config has CONTEXT_TRACKING_USER, the first call of
+arm_enter_from_user (or user_exit_callable) in its disassembly must come
+before the first "cpsie i"; the same check on v2's order (fabricated)
+must fail.
+
 Needs an x86_64 host (objtool decodes x86 here).  About 30 s, most of it
 building objtool the first time.
 Exit codes: 0 all pass, 1 a check failed, 2 usage, 3 missing tool,
@@ -45,11 +53,12 @@ Exit codes: 0 all pass, 1 a check failed, 2 usage, 3 missing tool,
 EOF
 }
 
-obj="" arm64_obj=""
+obj="" arm64_obj="" arm_obj=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--obj) need_value "$@"; obj=$2; shift 2 ;;
 	--arm64-obj) need_value "$@"; arm64_obj=$2; shift 2 ;;
+	--arm-obj) need_value "$@"; arm_obj=$2; shift 2 ;;
 	-h | --help) usage; exit 0 ;;
 	*) bad_usage "unknown option: $1" ;;
 	esac
@@ -59,6 +68,7 @@ need_tools gcc make objcopy
 [ -f "$TREE/tools/objtool/check.c" ] || die $E_INPUT "no kernel tree in $TREE (run: make tree)"
 [ -n "$obj" ] || obj=$BUILD/obj/x86_64-debian
 [ -n "$arm64_obj" ] || arm64_obj=$BUILD/obj/arm64-debian
+[ -n "$arm_obj" ] || arm_obj=$BUILD/obj/arm-default
 start_log entry-rules-test
 
 out=$BUILD/objtool
@@ -102,8 +112,17 @@ case_obj() {
 	fi
 }
 
+# swi_order: reads a disassembly of vector_swi; prints "ok" when the
+# entry call (arm_enter_from_user, or user_exit_callable without task
+# isolation) comes before the first "cpsie i", else what came first
+swi_order() {
+	awk '/[ \t]bl[ \t].*<(arm_enter_from_user|user_exit_callable)>/ { print "ok"; found = 1; exit }
+	     /[ \t]cpsie[ \t]+i([ \t]|$)/ { print "interrupts enabled first: " $0; found = 1; exit }
+	     END { if (!found) print "neither the entry call nor cpsie i found" }'
+}
+
 echo "KTAP version 1"
-echo "1..20"
+echo "1..22"
 case_obj key-writable noinstr-key.S 1 the_key -DKEY_SECTION=.data
 case_obj key-ro-after-init noinstr-key.S clean the_key -DKEY_SECTION=.data..ro_after_init
 case_obj key-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DALLOW
@@ -157,6 +176,23 @@ else
 		--audit "$out/cases/empty-audit.txt" 2>&1); then
 		nok "arm64 vmlinux, empty audit: not reported" "$report"
 	else ok "arm64 vmlinux, empty audit: reported ($(grep -c 'before __ct_user_exit' <<<"$report") call(s))"; fi
+fi
+# arm: vector_swi's order, on v2's order (fabricated), then on the kernel
+said=$(printf '%s\n' 'c00083b0:	cpsie	i' \
+	'c00083b4:	bl	c0011fe0 <arm_enter_from_user>' | swi_order)
+if [ "${said%%:*}" = "interrupts enabled first" ]; then ok "arm vector_swi check on v2's order: reported"
+else nok "arm vector_swi check on v2's order: not reported" "${said:-nothing}"; fi
+if [ ! -f "$arm_obj/vmlinux" ] || ! grep -q '^CONFIG_CONTEXT_TRACKING_USER=y' "$arm_obj/.config" 2>/dev/null; then
+	skip "arm vector_swi: user context left before interrupts are enabled" \
+		"no arm kernel with CONTEXT_TRACKING_USER in $arm_obj"
+elif ! command -v arm-linux-gnueabihf-objdump >/dev/null; then
+	skip "arm vector_swi: user context left before interrupts are enabled" \
+		"no arm-linux-gnueabihf-objdump"
+else
+	said=$(arm-linux-gnueabihf-objdump -d --no-show-raw-insn --disassemble=vector_swi \
+		"$arm_obj/vmlinux" | swi_order)
+	if [ "$said" = ok ]; then ok "arm vector_swi: user context left before interrupts are enabled"
+	else nok "arm vector_swi: user context left before interrupts are enabled" "$said"; fi
 fi
 echo "$((n - bad - skipped)) passed, $bad failed, $skipped skipped"
 [ $bad = 0 ] || exit $E_FAIL
