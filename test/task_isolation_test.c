@@ -5661,22 +5661,30 @@ static long call_ipis(int cpu)
  */
 static int enter_leave_rounds(int cpu, struct shared *sh)
 {
-	int i;
+	int i, err;
 
 	if (pin(cpu))
 		return 2;
 	catch(SIGUSR1);
 	if (prefault())
 		return 4;
+	/* Written before the first isolation: see spawn_isolated_then() */
+	sh->isolate_err = 0;
+	sh->spins = 0;
+	sh->leave_ret = 0;
 	for (i = 0; i < ENTRY_RACE_ROUNDS && !sh->stop; i++) {
-		sh->isolate_err = -isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
-		if (sh->isolate_err)
+		err = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
+		if (err) {
+			sh->isolate_err = -err;
 			return 3;
+		}
 		spin_until(&sh->stop, 200000);
 		if (handler_ran)
 			return 5;
-		if (ti_set(0))
+		if (ti_set(0)) {
+			sh->isolate_err = errno;
 			return 3;
+		}
 		sh->spins++;
 	}
 	sh->leave_ret = eagain_count;

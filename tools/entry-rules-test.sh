@@ -43,8 +43,9 @@ before it enables interrupts, as every other entry from user mode does:
 with a built arm kernel (--arm-obj DIR, default \$BUILD/obj/arm-default)
 whose config has CONTEXT_TRACKING_USER, the first call of
 arm_enter_from_user (or user_exit_callable) in its disassembly must come
-before the first "cpsie i"; the same check on v2's order (fabricated)
-must fail.
+before the first "cpsie i" (or "msr cpsr_c") and be followed by the reload
+of r0-r3; fabricated disassemblies of the old order (ARMv7 and ARMv5),
+of the right one and of neither check the check itself.
 
 Needs an x86_64 host (objtool decodes x86 here).  About 30 s, most of it
 building objtool the first time.
@@ -114,15 +115,24 @@ case_obj() {
 
 # swi_order: reads a disassembly of vector_swi; prints "ok" when the
 # entry call (arm_enter_from_user, or user_exit_callable without task
-# isolation) comes before the first "cpsie i", else what came first
+# isolation) comes before the first enabling of interrupts ("cpsie i",
+# or "msr cpsr_c" before ARMv6) and the syscall's r0-r3 are reloaded from
+# pt_regs after it, else what is wrong
 swi_order() {
-	awk '/[ \t]bl[ \t].*<(arm_enter_from_user|user_exit_callable)>/ { print "ok"; found = 1; exit }
-	     /[ \t]cpsie[ \t]+i([ \t]|$)/ { print "interrupts enabled first: " $0; found = 1; exit }
-	     END { if (!found) print "neither the entry call nor cpsie i found" }'
+	awk '!call && /[ \t]bl[ \t].*<(arm_enter_from_user|user_exit_callable)>/ { call = NR }
+	     !enable && /[ \t](cpsie[ \t]+i([ \t]|$)|msr[ \t]+(CPSR|cpsr)_c)/ { enable = NR; what = $0 }
+	     call && NR > call && /[ \t]ldm[a-z]*[ \t]+sp, \{r0, r1, r2, r3\}/ { reload = 1 }
+	     END {
+		if (!call) print "no call of the entry function found"
+		else if (!enable) print "no instruction that enables interrupts found"
+		else if (enable < call) print "interrupts enabled first: " what
+		else if (!reload) print "r0-r3 not reloaded from pt_regs after the entry call"
+		else print "ok"
+	     }'
 }
 
 echo "KTAP version 1"
-echo "1..22"
+echo "1..25"
 case_obj key-writable noinstr-key.S 1 the_key -DKEY_SECTION=.data
 case_obj key-ro-after-init noinstr-key.S clean the_key -DKEY_SECTION=.data..ro_after_init
 case_obj key-annotated noinstr-key.S clean the_key -DKEY_SECTION=.data -DALLOW
@@ -177,20 +187,33 @@ else
 		nok "arm64 vmlinux, empty audit: not reported" "$report"
 	else ok "arm64 vmlinux, empty audit: reported ($(grep -c 'before __ct_user_exit' <<<"$report") call(s))"; fi
 fi
-# arm: vector_swi's order, on v2's order (fabricated), then on the kernel
-said=$(printf '%s\n' 'c00083b0:	cpsie	i' \
-	'c00083b4:	bl	c0011fe0 <arm_enter_from_user>' | swi_order)
-if [ "${said%%:*}" = "interrupts enabled first" ]; then ok "arm vector_swi check on v2's order: reported"
-else nok "arm vector_swi check on v2's order: not reported" "${said:-nothing}"; fi
+# arm: vector_swi's order, on fabricated disassemblies, then on the kernel
+# swi_case NAME WANT LINE...: WANT is the start of what swi_order must say
+swi_case() {
+	local name=$1 want=$2 said
+	shift 2
+	said=$(printf '%s\n' "$@" | swi_order)
+	if [ "${said#"$want"}" != "$said" ]; then ok "arm vector_swi check, $name: $said"
+	else nok "arm vector_swi check, $name: want \"$want\"" "said: ${said:-nothing}"; fi
+}
+swi_case "the old order" "interrupts enabled first" 'c00083b0:	cpsie	i' \
+	'c00083b4:	bl	c0011fe0 <arm_enter_from_user>' 'c00083c4:	ldm	sp, {r0, r1, r2, r3}'
+swi_case "the old order, ARMv5" "interrupts enabled first" 'c00083b0:	msr	CPSR_c, #19' \
+	'c00083b4:	bl	c0011fe0 <user_exit_callable>' 'c00083c4:	ldm	sp, {r0, r1, r2, r3}'
+swi_case "entry call first" "ok" 'c00083b0:	bl	c0011fe0 <arm_enter_from_user>' \
+	'c00083b4:	cpsie	i' 'c00083c4:	ldm	sp, {r0, r1, r2, r3}'
+swi_case "nothing to compare" "no call" 'c00083b4:	cpsie	i'
 if [ ! -f "$arm_obj/vmlinux" ] || ! grep -q '^CONFIG_CONTEXT_TRACKING_USER=y' "$arm_obj/.config" 2>/dev/null; then
 	skip "arm vector_swi: user context left before interrupts are enabled" \
 		"no arm kernel with CONTEXT_TRACKING_USER in $arm_obj"
 elif ! command -v arm-linux-gnueabihf-objdump >/dev/null; then
 	skip "arm vector_swi: user context left before interrupts are enabled" \
 		"no arm-linux-gnueabihf-objdump"
+elif ! dis=$(arm-linux-gnueabihf-objdump -d --no-show-raw-insn --disassemble=vector_swi \
+	"$arm_obj/vmlinux" 2>&1); then
+	nok "arm vector_swi: user context left before interrupts are enabled" "objdump failed: $dis"
 else
-	said=$(arm-linux-gnueabihf-objdump -d --no-show-raw-insn --disassemble=vector_swi \
-		"$arm_obj/vmlinux" | swi_order)
+	said=$(swi_order <<<"$dis")
 	if [ "$said" = ok ]; then ok "arm vector_swi: user context left before interrupts are enabled"
 	else nok "arm vector_swi: user context left before interrupts are enabled" "$said"; fi
 fi
