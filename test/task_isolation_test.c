@@ -5653,14 +5653,17 @@ static long call_ipis(int cpu)
 
 #define RCU_NORMAL	"/sys/kernel/rcu_normal"
 #define ENTRY_RACE_ROUNDS	100
+#define ENTRY_RACE_SECONDS	10	/* at most: a round takes ~1 s on 32-bit arm TCG */
 
 /*
  * Child of entry_races_function_calls: enter and leave isolation on @cpu
- * ENTRY_RACE_ROUNDS times, spinning a little while isolated.  Exit status
- * 5: the isolation signal came; 3: a prctl() failed.
+ * ENTRY_RACE_ROUNDS times or for ENTRY_RACE_SECONDS, spinning a little
+ * while isolated.  Exit status 5: the isolation signal came; 3: a prctl()
+ * failed.
  */
 static int enter_leave_rounds(int cpu, struct shared *sh)
 {
+	struct timespec t0, t;
 	int i, err;
 
 	if (pin(cpu))
@@ -5672,7 +5675,10 @@ static int enter_leave_rounds(int cpu, struct shared *sh)
 	sh->isolate_err = 0;
 	sh->spins = 0;
 	sh->leave_ret = 0;
-	for (i = 0; i < ENTRY_RACE_ROUNDS && !sh->stop; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = t0;
+	for (i = 0; i < ENTRY_RACE_ROUNDS && !sh->stop &&
+	     t.tv_sec - t0.tv_sec < ENTRY_RACE_SECONDS; i++) {
 		err = isolate(PR_TASK_ISOLATION_SET_SIG(SIGUSR1));
 		if (err) {
 			sh->isolate_err = -err;
@@ -5686,6 +5692,7 @@ static int enter_leave_rounds(int cpu, struct shared *sh)
 			return 3;
 		}
 		sh->spins++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
 	}
 	sh->leave_ret = eagain_count;
 	return 0;
@@ -5726,10 +5733,17 @@ TEST(entry_races_function_calls)
 	ASSERT_EQ(0, pin(hk));
 	storm = fork_child();
 	if (storm == 0) {
-		/* namespace_unlock(): synchronize_rcu_expedited() */
-		while (!sh->stop)
+		/*
+		 * namespace_unlock(): synchronize_rcu_expedited().  The pause
+		 * leaves the housekeeping CPU time for its own work: without
+		 * it, its remote tick for the isolated CPU came more than 3 s
+		 * late on 32-bit arm (a WARN in sched_tick_remote()).
+		 */
+		while (!sh->stop) {
 			if (mount("none", dir, "tmpfs", 0, NULL) || umount(dir))
 				_exit(1);
+			usleep(2000);
+		}
 		_exit(0);
 	}
 	ASSERT_LT(0, storm);
