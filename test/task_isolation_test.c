@@ -5727,14 +5727,6 @@ TEST(entry_races_function_calls)
 
 	if (!test_cpus(_metadata, &cpu, &hk))
 		return;
-#ifdef __arm__
-	/*
-	 * Under TCG the storm kept the only housekeeping CPU from the remote
-	 * tick of the isolated CPU for more than 3 s in two of four runs
-	 * (the WARN in sched_tick_remote()), even paced; cause not found.
-	 */
-	SKIP(return, "32-bit arm: the storm delays the remote tick past its WARN (TCG)");
-#endif
 	ASSERT_TRUE(!!sh);
 	ASSERT_TRUE(!!mkdtemp(dir)) TH_LOG("mkdtemp: %s", strerror(errno));
 	read_text(RCU_NORMAL, normal, sizeof(normal));
