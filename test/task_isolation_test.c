@@ -1355,6 +1355,24 @@ static __printf(1, 2) int disturb_failed(const char *fmt, ...)
 static int kmsg_open(void);
 static int kmsg_find(int fd, const char *needle, char *out, size_t len);
 
+/*
+ * The kernel's log line of the loss of child @pid on @cpu, read from
+ * @kmsg (kmsg_open() before the child ran) into @rec if @lost, else
+ * nothing.  Closes @kmsg either way.
+ */
+static void loss_record(int kmsg, pid_t pid, int cpu, int lost, char *rec, size_t len)
+{
+	char needle[96];
+
+	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
+		 pid, pid, cpu);
+	/* kmsg_find() closes the descriptor */
+	if (!lost && kmsg >= 0)
+		close(kmsg);
+	else if (!kmsg_find(kmsg, needle, rec, len))
+		snprintf(rec, len, "no log line (rate limit?)");
+}
+
 static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 			  int hold, long *enter_ms, int (*setup)(struct shared *sh),
 			  int (*disturb)(void))
@@ -1363,7 +1381,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 	struct shared *sh = shared_page();
 	int irq_rows[2], sirq_rows[2];
 	int status, i, calls = 0, failed = 0, kmsg;
-	char needle[96], rec[1024] = "";
+	char rec[1024] = "";
 	struct timespec t0, t1;
 	long enter_s;
 	pid_t pid, load = 0;
@@ -1412,13 +1430,7 @@ static void hold_isolated(struct __test_metadata *_metadata, int cpu, int hk,
 		waitpid(load, NULL, 0);
 	}
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
-	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
-		 pid, pid, cpu);
-	/* kmsg_find() closes the descriptor */
-	if (!WEXITSTATUS(status) && kmsg >= 0)
-		close(kmsg);
-	else if (!kmsg_find(kmsg, needle, rec, sizeof(rec)))
-		snprintf(rec, sizeof(rec), "no log line (rate limit?)");
+	loss_record(kmsg, pid, cpu, WEXITSTATUS(status), rec, sizeof(rec));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("isolation was lost during %d s: %s", hold, rec);
 	EXPECT_EQ(0, failed) TH_LOG("%d of %d disturber calls failed%s%s", failed, calls,
 				    disturb_why[0] ? ", first: " : "", disturb_why);
@@ -5719,7 +5731,7 @@ static int enter_leave_rounds(int cpu, struct shared *sh)
  */
 TEST(entry_races_function_calls)
 {
-	char dir[] = "/tmp/ti-race-XXXXXX", normal[8] = "", rec[1024] = "", needle[96];
+	char dir[] = "/tmp/ti-race-XXXXXX", normal[8] = "", rec[1024] = "";
 	struct shared *sh = shared_page();
 	long calls_before, calls_after;
 	int cpu, hk, status, storm_status, kmsg;
@@ -5765,12 +5777,7 @@ TEST(entry_races_function_calls)
 		write_file(RCU_NORMAL, normal);
 	rmdir(dir);
 	ASSERT_TRUE(WIFEXITED(status)) TH_LOG("status %#x", status);
-	snprintf(needle, sizeof(needle), "/%d/%d (cpu %d): task_isolation lost due to ",
-		 pid, pid, cpu);
-	if (!WEXITSTATUS(status) && kmsg >= 0)
-		close(kmsg);
-	else if (!kmsg_find(kmsg, needle, rec, sizeof(rec)))
-		snprintf(rec, sizeof(rec), "no log line");
+	loss_record(kmsg, pid, cpu, WEXITSTATUS(status), rec, sizeof(rec));
 	/* A sender's report ends "by <comm>/<pid> on cpu <n>" */
 	if (WEXITSTATUS(status) == 5 && strstr(rec, "lost due to ") &&
 	    strstr(strstr(rec, "lost due to "), " on cpu "))
