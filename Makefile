@@ -16,7 +16,7 @@ STRESS_HOLD ?= 600
 export BUILD FORCE SUBMITTER SEND
 
 .DEFAULT_GOAL := all
-.PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check boot-watchdog check \
+.PHONY: all help deps tree save rebase kernel rootfs boot-test boot-check boot-watchdog boot-domain check \
 	entry-rules-test \
 	check-arm check-debug check-workflow patches checkpatch recipients send am-check \
 	bisect-check selftest-check bench soak stress clean
@@ -66,16 +66,21 @@ boot-watchdog: ## x86_64: the tests that need the TSC watched or kPTI off, in a 
 			 flush_reaches_isolated_cpu vfree_churn_while_isolated huge_vmap_settles_owed_flush \
 			 huge_vunmap_purge_flushes_at_once"
 
+boot-domain: ## the tests of a CPU isolated from the scheduler domains only (no nohz_full), in a boot that has one: --isolate 1-2 --domain-only 3, two NUMA nodes
+	tools/boot-test.sh --arch x86_64 --config $(CONFIG) --isolate 1-2 --domain-only 3 \
+		--tests "domain_isolated_cpu_pulls_no_timers isolation_holds"
+
 entry-rules-test: tree ## the checkers of the entry-code rule (x86 objtool noinstr keys, arm64 el0 calls) on fabricated objects and the built kernels
 	tools/entry-rules-test.sh
 
-check: deps tree ## the test command: workflow checks, then a boot test per architecture and config (the check column of tools/arches), then boot-watchdog
+check: deps tree ## the test command: workflow checks, then a boot test per architecture and config (the check column of tools/arches), then boot-watchdog and boot-domain
 	tools/check-workflow.sh
 	tools/selftest-sync.sh --check
 	$(MAKE) checkpatch
 	for r in $(CHECK_RUNS); do $(MAKE) boot-check ARCH=$${r%%:*} CONFIG=$${r#*:} || exit 1; done
 	tools/entry-rules-test.sh
 	$(MAKE) boot-watchdog CONFIG=debian
+	$(MAKE) boot-domain CONFIG=debian
 
 patches: tree ## format-patch each mail series (cover-letter.txt, cover-letters/) into $(BUILD)/patches/, signed off by you
 	tools/patches.sh

@@ -3781,6 +3781,134 @@ TEST_F_TIMEOUT(slow_noise, housekeeping_timers_while_isolated, 120)
 	       timer_timeouts, TIMEOUT_MS, timer_late_max_ms);
 }
 
+/*
+ * A CPU isolated from the scheduler domains but not nohz_full keeps its
+ * tick: to the timer migration hierarchy it is an active CPU like any
+ * other.  Busy, it becomes its group's migrator and expires the global
+ * timers of the group's idle CPUs, which is the interruption that
+ * isolating it was meant to spare it.  The hierarchy must leave it out:
+ * the timers of an idle CPU of its NUMA node (not the timekeeping CPU,
+ * which never stops its tick next to nohz_full CPUs and so never idles
+ * in the hierarchy) are then expired by some other CPU, still on time.
+ * Needs a boot with such a CPU (boot-test.sh --domain-only; 'make
+ * boot-domain') and two nodes: on one node the timekeeping CPU is the
+ * group's migrator for good, and nothing can show the difference.
+ */
+#define TMIGR_INSTANCE	TRACEFS "instances/ti_tmigr/"
+#define TMIGR_REMOTE	"events/timer_migration/tmigr_handle_remote_cpu/enable"
+
+/* A CPU of @cpu's NUMA node other than @cpu and CPU 0, or -1 */
+static int node_sibling(int cpu)
+{
+	int nodes[MAX_CPUS], cpus[MAX_CPUS], n, k, i, j;
+	char path[96];
+
+	n = read_cpulist("/sys/devices/system/node/online", nodes, MAX_CPUS);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist", nodes[i]);
+		k = read_cpulist(path, cpus, MAX_CPUS);
+		if (!in_cpulist(cpu, cpus, k))
+			continue;
+		for (j = 0; j < k; j++)
+			if (cpus[j] != cpu && cpus[j] != 0)
+				return cpus[j];
+	}
+	return -1;
+}
+
+/* Lines of @path that contain @needle, or -1 */
+static int count_matches(const char *path, const char *needle)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += !!strstr(line, needle);
+	fclose(f);
+	return n;
+}
+
+TEST_F_TIMEOUT(slow_noise, domain_isolated_cpu_pulls_no_timers, 120)
+{
+	int iso[MAX_CPUS], nohz[MAX_CPUS], n_iso, n_nohz, i, busy = -1, idle, calls;
+	int on_busy, for_idle, status;
+	char path[160], needle[48];
+	atomic_int *stop;
+	pid_t pid;
+
+	n_iso = read_cpulist(SYSFS_CPU "isolated", iso, MAX_CPUS);
+	n_nohz = read_cpulist(SYSFS_CPU "nohz_full", nohz, MAX_CPUS);
+	for (i = 0; i < n_iso && busy < 0; i++)
+		if (!in_cpulist(iso[i], nohz, n_nohz > 0 ? n_nohz : 0))
+			busy = iso[i];
+	if (busy < 0)
+		SKIP(return, "no CPU isolated from the scheduler domains only (not nohz_full)");
+	idle = node_sibling(busy);
+	if (idle < 0)
+		SKIP(return, "cpu %d shares its node with no CPU but the timekeeping one", busy);
+	if (access(TRACEFS "events/timer_migration", F_OK))
+		SKIP(return, "no timer_migration trace events");
+
+	rmdir(TMIGR_INSTANCE);
+	ASSERT_EQ(0, mkdir(TMIGR_INSTANCE, 0755)) TH_LOG("%s: %s", TMIGR_INSTANCE, strerror(errno));
+	ASSERT_EQ(0, write_file(TMIGR_INSTANCE TMIGR_REMOTE, "1"));
+
+	stop = shared_page();
+	ASSERT_TRUE(!!stop);
+	pid = fork_child();
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (pin(busy) || sched_getcpu() != busy)
+			_exit(2);
+		spin_until(stop, ~0ULL);
+		_exit(0);
+	}
+	/* The timeouts run on @idle, which sleeps between them */
+	ASSERT_EQ(0, pin(idle));
+	timer_late_max_ms = -1;
+	timer_timeouts = 0;
+	for (calls = 0; calls < 40; calls++) {
+		EXPECT_EQ(0, global_timer_timeout());
+		usleep(20000);
+	}
+	*stop = 1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	write_file(TMIGR_INSTANCE TMIGR_REMOTE, "0");
+	/* Else cpu @busy was idle, and nothing below could fail */
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+		TH_LOG("the task to keep cpu %d busy did not run there (status %#x)", busy, status);
+
+	snprintf(path, sizeof(path), TMIGR_INSTANCE "per_cpu/cpu%d/trace", busy);
+	snprintf(needle, sizeof(needle), "tmigr_handle_remote_cpu: cpu=%d ", idle);
+	on_busy = count_matches(path, "tmigr_handle_remote_cpu:");
+	for_idle = count_matches(TMIGR_INSTANCE "trace", needle);
+	rmdir(TMIGR_INSTANCE);
+	ASSERT_LE(0, on_busy) TH_LOG("%s: %s", path, strerror(errno));
+	EXPECT_EQ(0, on_busy)
+		TH_LOG("cpu %d (isolated, busy) expired other CPUs' timers %d times",
+		       busy, on_busy);
+	/* Some CPU expired @idle's timeouts for it: the trace saw the hierarchy work */
+	EXPECT_LT(0, for_idle) TH_LOG("no CPU expired a timer of cpu %d for it", idle);
+	EXPECT_EQ(40, timer_timeouts);
+	EXPECT_GT(LATE_MAX_MS, timer_late_max_ms)
+		TH_LOG("a %d ms timeout came %ld ms late", TIMEOUT_MS, timer_late_max_ms);
+	TH_LOG("cpu %d busy, cpu %d idle: %d of its timers expired remotely, %d on cpu %d",
+	       busy, idle, for_idle, on_busy, busy);
+	TH_LOG("timeouts at most %ld ms late", timer_late_max_ms);
+
+	/* Out of the hierarchy, cpu @busy expires its own timers, idle or not */
+	ASSERT_EQ(0, pin(busy));
+	timer_late_max_ms = -1;
+	for (calls = 0; calls < 10; calls++)
+		EXPECT_EQ(0, global_timer_timeout());
+	EXPECT_GT(LATE_MAX_MS, timer_late_max_ms)
+		TH_LOG("on cpu %d, idle: a %d ms timeout came %ld ms late",
+		       busy, TIMEOUT_MS, timer_late_max_ms);
+}
+
 #define NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 
 /* The value of counter @key (a whole name) in /proc/vmstat, or -1 */

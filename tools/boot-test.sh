@@ -11,7 +11,7 @@ usage: tools/boot-test.sh [--arch x86_64|arm64|arm] [--kernel IMAGE]
                           [--nodes N]
                           [--extra PROGRAM.c|BINARY]... [--timeout S]
                           [--hang S] [--hold S] [--no-suite] [--allow-skip NAME]...
-                          [--tests "NAME ..."] [--bootargs "ARGS"]
+                          [--tests "NAME ..."] [--bootargs "ARGS"] [--domain-only LIST2]
                           [--stress S [--stress-hold S]]
 
 Boots IMAGE (default: what 'make kernel ARCH=<arch> CONFIG=<config>' built)
@@ -46,6 +46,10 @@ Console log, KTAP, JSON and JUnit XML are kept in \$BUILD/boot/<arch>-<config>-<
 --tests "NAME..." run only these tests of the suite (kselftest -t NAME: the
                   test's name without its fixture), for iterating on them
 --bootargs "ARGS" instead of tools/arches' bootargs ("" for none)
+--domain-only LIST2  also isolate LIST2 from the scheduler domains, without
+                  nohz_full: isolcpus=domain,managed_irq,LIST,LIST2 (no nohz
+                  flag) nohz_full=LIST, for the tests of CPUs that keep
+                  their tick (slow_noise.domain_isolated_cpu_pulls_no_timers)
 --stress S        stress mode: instead of the suite, its stress.* tests:
                   S seconds of entering and leaving isolation on every
                   isolated CPU under disturbance, then one task holding
@@ -57,7 +61,7 @@ Exit codes: 0 passed, 1 failed, 2 usage, 3 missing tool, 5 missing input.
 EOF
 }
 
-arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300 nodes=""
+arch=x86_64 kernel="" variant=default cpus=4 isolate="" timeout=900 hang=300 nodes="" domain_only=""
 hold=10 suite=1 tests="" bootargs=() extras=() allow_skip=() stress=0 stress_hold=0 timeout_set=0 hang_set=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
 	--cpus) need_value "$@"; cpus=$2; shift 2 ;;
 	--isolate) need_value "$@"; isolate=$2; shift 2 ;;
 	--nodes) need_value "$@"; nodes=$2; shift 2 ;;
+	--domain-only) need_value "$@"; domain_only=$2; shift 2 ;;
 	--extra) need_value "$@"; extras+=("$2"); shift 2 ;;
 	--timeout) need_value "$@"; timeout=$2; timeout_set=1; shift 2 ;;
 	--hang) need_value "$@"; hang=$2; hang_set=1; shift 2 ;;
@@ -90,6 +95,15 @@ expanded=$(echo "$isolate" | tr ',' '\n' | while IFS=- read -r a b; do
 	seq "$a" "${b:-$a}"
 done | paste -sd, -)
 case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not isolate it" ;; esac
+if [ -n "$domain_only" ]; then
+	[[ $domain_only =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
+		die $E_USAGE "--domain-only takes a CPU list (1-3,5), not '$domain_only'"
+	for c in $(echo "$domain_only" | tr ',' '\n' | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done); do
+		[ "$c" -gt 0 ] && [ "$c" -lt "$cpus" ] ||
+			die $E_USAGE "--domain-only: CPU $c is CPU 0 or not among the $cpus CPUs"
+		case ",$expanded," in *,"$c",*) die $E_USAGE "--domain-only: CPU $c is in --isolate too" ;; esac
+	done
+fi
 for n in "$stress" "$stress_hold"; do
 	[[ $n =~ ^[0-9]+$ ]] || die $E_USAGE "--stress and --stress-hold take seconds, not '$n'"
 done
@@ -169,7 +183,7 @@ mke2fs -q -t ext4 -d "$run/disk" "$run/tests.img" 64M || die $E_FAIL "mke2fs of 
 boot_once() {
 	local start
 	start=$(date +%s)
-	progress "booting $(basename "$kernel") ($arch, $cpus cpus on $nodes NUMA node(s), isolated $isolate); console: $console"
+	progress "booting $(basename "$kernel") ($arch, $cpus cpus on $nodes NUMA node(s), isolated $isolate${domain_only:+, scheduler domains only $domain_only}); console: $console"
 	QEMU_WATCH_RE='^ *(not )?ok [0-9]+|ti-init' QEMU_WATCH_EVERY=30 \
 		qemu_watch "$console" "$timeout" "$hang"	# lib.sh
 	verdict=$QEMU_VERDICT
@@ -178,7 +192,7 @@ boot_once() {
 	progress "guest stopped after $(($(date +%s) - start)) s"
 }
 
-cmdline=$(ti_cmdline "$arch" "$isolate" "${bootargs[@]}")	# lib.sh; plus tools/arches' bootargs
+cmdline=$(DOMAIN_ONLY=$domain_only ti_cmdline "$arch" "$isolate" "${bootargs[@]}")	# lib.sh; plus tools/arches' bootargs
 QEMU_NODES=$nodes qemu_argv "$arch" "$kernel" "$cpus" "$cmdline" "$rootfs,snapshot=on" "$run/tests.img,readonly=on"
 console=$run/console.log
 printf '%q ' "${QEMU_ARGV[@]}" >"$run/qemu-cmdline"

@@ -169,6 +169,13 @@ check_suite_config() {
 		result OK "a two-node guest: a socket, half the CPUs and half the memory per node" ;;
 	*) result FAIL "a two-node guest: a socket, half the CPUs and half the memory per node" "got '$got'" ;;
 	esac
+	got=$( (. "$R/tools/lib.sh"; DOMAIN_ONLY=3 ti_cmdline x86_64 1-2 "") 2>&1)
+	want="root=/dev/vda rw init=/sbin/ti-init isolcpus=domain,managed_irq,1-2,3 nohz_full=1-2 rcu_nocbs=1-2"
+	if [ "$got" = "$want" ]; then
+		result OK "boot-test --domain-only: isolcpus without its nohz flag covers both lists, nohz_full only --isolate's"
+	else
+		result FAIL "boot-test --domain-only: isolcpus without its nohz flag covers both lists" "got '$got'"
+	fi
 }
 
 finish() {

@@ -15,6 +15,7 @@ judge on hand-made console logs.
 """
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -131,7 +132,7 @@ def load_expected_skips(path, arch, isolated, kconfig=None, cmdline=None):
     kconfig is the set of symbols the kernel under test has (None: unknown,
     so that a "!CONFIG_X" line allows nothing); cmdline the words of its
     command line (None: unknown, so that a "cmdline:WORD" line allows
-    nothing)."""
+    nothing).  WORD may be a shell pattern (isolcpus=nohz,*)."""
     allowed = {}
     with open(path) as f:
         for no, line in enumerate(f, 1):
@@ -152,7 +153,8 @@ def load_expected_skips(path, arch, isolated, kconfig=None, cmdline=None):
                 continue
             if m.group(2) and (kconfig is None or m.group(2) in kconfig):
                 continue
-            if m.group(3) and (cmdline is None or m.group(3) not in cmdline):
+            if m.group(3) and (cmdline is None or
+                               not any(fnmatch.fnmatchcase(w, m.group(3)) for w in cmdline)):
                 continue
             allowed[name] = why or when
     return allowed
@@ -390,6 +392,8 @@ TLB = 'TLB invalidation is broadcast in hardware here: no IPI'
 CGROUP = 'no cgroup v2 freezer'
 FREEZER = 'resumed.freezer_cgroup_default.isolation_signal_after_resume'
 WDOG = 'no clocksource watchdog runs'
+DOMAIN = 'no CPU isolated from the scheduler domains only'
+DOMAIN_TEST = 'slow_noise.domain_isolated_cpu_pulls_no_timers'
 NAMES = ['prctl_einval', 'tlb_flush_munmap', 'tlb_flush_mprotect', 'state_visible']
 SELF_TESTS = [
     # (what, console, extra arguments, expected verdict, phrase of the reason
@@ -427,6 +431,14 @@ SELF_TESTS = [
      _log([(n, WDOG if n == 'clocksource_watchdog_skips_isolated' else '')
            for n in NAMES + ['clocksource_watchdog_skips_isolated']]),
      ['--arch', 'x86_64'], 'FAIL', 'clocksource_watchdog_skips_isolated: "' + WDOG),
+    ('a skip allowed by a command-line pattern (isolcpus=nohz,*), on a kernel booted so',
+     _log([(n, DOMAIN if n == DOMAIN_TEST else '') for n in NAMES + [DOMAIN_TEST]],
+          cmdline='isolcpus=nohz,domain,managed_irq,1-3'),
+     ['--arch', 'x86_64'], 'PASS', ''),
+    ('the same skip on a kernel booted with isolcpus=domain,managed_irq,1-2,3',
+     _log([(n, DOMAIN if n == DOMAIN_TEST else '') for n in NAMES + [DOMAIN_TEST]],
+          cmdline='isolcpus=domain,managed_irq,1-2,3'),
+     ['--arch', 'x86_64'], 'FAIL', DOMAIN_TEST + ': "' + DOMAIN),
     ('a failed test: what it said is repeated before the verdict',
      _log([(n, '', 'isolation was lost during 8 s: due to IPI') if n == 'state_visible' else (n, '')
            for n in NAMES]),

@@ -747,9 +747,14 @@ save_bundles() {
 # Documentation/userspace-api/task_isolation.rst (nohz_full, isolcpus with
 # domain and managed_irq), plus rcu_nocbs (which nohz_full implies) and
 # minus irqaffinity=: the guests' device interrupts go where a distro kernel
-# puts them by default, and the suite passes so.
+# puts them by default, and the suite passes so.  With DOMAIN_ONLY=LIST2
+# (boot-test.sh --domain-only) the CPUs of LIST2 are isolated from the
+# scheduler domains only: isolcpus then lists both sets without its nohz
+# flag, which would make LIST2 nohz_full too, and nohz_full= gives LIST.
 ti_cmdline() {
 	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,managed_irq,$2"
+	[ -z "${DOMAIN_ONLY:-}" ] ||
+		c="root=/dev/vda rw init=/sbin/ti-init isolcpus=domain,managed_irq,$2,$DOMAIN_ONLY"
 	c="$c nohz_full=$2 rcu_nocbs=$2"
 	arch_facts "$1"
 	[ $# -lt 3 ] || BOOTARGS=$3
