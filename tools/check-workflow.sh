@@ -61,8 +61,9 @@ run() { BUILD=$SB "$@"; }
 
 n=0 failed=0 skipped=0
 mapfile -t scripts < <(cd "$R/tools" && ls -- *.sh | grep -vx lib.sh)
-# judge, bench and soak reports, suite config, NUMA arguments: 5; options: one per script
-planned=$((5 + ${#scripts[@]}))
+# judge, bench and soak reports, suite config, NUMA arguments, --domain-only
+# command line: 6; options: one per script
+planned=$((6 + ${#scripts[@]}))
 [ $quick = 1 ] || planned=$((planned + 11))
 [ -n "$rebase" ] && planned=$((planned + 1))
 echo "KTAP version 1"
