@@ -109,8 +109,11 @@ build_kernel() {	# build_kernel ARCH LABEL
 	if [ $build = 0 ]; then
 		[ -f "$image" ] || die $E_INPUT "no $image (run without --no-build)"
 	else
-		# The base has no such option: say so, or the fragment check stops.
-		[ "$label" = series ] || args=(--set CONFIG_TASK_ISOLATION=n)
+		# The base has neither the option nor the deferral of IPIs to CPUs
+		# in user space that configs/*.config asks for with it: say so, or
+		# the fragment check stops.
+		[ "$label" = series ] ||
+			args=(--set CONFIG_TASK_ISOLATION=n --set CONFIG_CONTEXT_TRACKING_WORK=n)
 		progress "$arch-$label: building from $src (incremental; log: $run/kernel-$arch-$label.log)"
 		"$TOP/tools/kernel.sh" --arch "$arch" --config debian --src "$src" --obj "$obj" \
 			"${args[@]}" >"$run/kernel-$arch-$label.log" 2>&1 || {
