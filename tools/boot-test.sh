@@ -91,14 +91,13 @@ arch_facts "$arch"
 [ "$cpus" -ge 2 ] 2>/dev/null || die $E_USAGE "--cpus must be at least 2"
 isolate=${isolate:-1-$((cpus - 1))}
 # Expand "1-3,5" into "1,2,3,5" for the guest.
-expanded=$(echo "$isolate" | tr ',' '\n' | while IFS=- read -r a b; do
-	seq "$a" "${b:-$a}"
-done | paste -sd, -)
+cpus_of() { echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done; }
+expanded=$(cpus_of "$isolate" | paste -sd, -)
 case ",$expanded," in *,0,*) die $E_USAGE "CPU 0 is the housekeeping CPU; do not isolate it" ;; esac
 if [ -n "$domain_only" ]; then
 	[[ $domain_only =~ ^[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*$ ]] ||
 		die $E_USAGE "--domain-only takes a CPU list (1-3,5), not '$domain_only'"
-	for c in $(echo "$domain_only" | tr ',' '\n' | while IFS=- read -r a b; do seq "$a" "${b:-$a}"; done); do
+	for c in $(cpus_of "$domain_only"); do
 		[ "$c" -gt 0 ] && [ "$c" -lt "$cpus" ] ||
 			die $E_USAGE "--domain-only: CPU $c is CPU 0 or not among the $cpus CPUs"
 		case ",$expanded," in *,"$c",*) die $E_USAGE "--domain-only: CPU $c is in --isolate too" ;; esac

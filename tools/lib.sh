@@ -752,10 +752,9 @@ save_bundles() {
 # scheduler domains only: isolcpus then lists both sets without its nohz
 # flag, which would make LIST2 nohz_full too, and nohz_full= gives LIST.
 ti_cmdline() {
-	local c="root=/dev/vda rw init=/sbin/ti-init isolcpus=nohz,domain,managed_irq,$2"
-	[ -z "${DOMAIN_ONLY:-}" ] ||
-		c="root=/dev/vda rw init=/sbin/ti-init isolcpus=domain,managed_irq,$2,$DOMAIN_ONLY"
-	c="$c nohz_full=$2 rcu_nocbs=$2"
+	local flags=nohz,domain,managed_irq cpus=$2 c
+	[ -z "${DOMAIN_ONLY:-}" ] || { flags=domain,managed_irq; cpus=$2,$DOMAIN_ONLY; }
+	c="root=/dev/vda rw init=/sbin/ti-init isolcpus=$flags,$cpus nohz_full=$2 rcu_nocbs=$2"
 	arch_facts "$1"
 	[ $# -lt 3 ] || BOOTARGS=$3
 	[ -z "$BOOTARGS" ] || c="$c $BOOTARGS"
